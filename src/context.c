@@ -1,0 +1,592 @@
+// The context: entry points, argument checks, the validated copy of the boxes, dispatch to the
+// method table, the pair sink and buffer, sorted output, region queries.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "radix_sort.h"
+
+// Below this many boxes AUTO uses brute force: its tight loop beats any structure's set-up.
+// Measured with `broadphase bench` (docs/methods.md).
+#define BP_AUTO_BRUTE_MAX 64
+
+// Pairs handed to a callback per batch.
+#define BP_CHUNK_PAIRS 4096
+
+static const bp_algorithm_class *const bp_classes[BP_METHOD_COUNT] = {
+    [BP_METHOD_AUTO] = NULL,
+    [BP_METHOD_BRUTE] = &bp_brute_class,
+    [BP_METHOD_SWEEP] = &bp_sweep_class,
+    [BP_METHOD_GRID] = &bp_grid_class,
+    [BP_METHOD_QUADTREE] = &bp_quadtree_class,
+    [BP_METHOD_RDC] = &bp_rdc_class,
+};
+_Static_assert(sizeof bp_classes / sizeof bp_classes[0] == BP_METHOD_COUNT, "one class per method");
+
+static const char *const bp_method_names[BP_METHOD_COUNT] = {
+    [BP_METHOD_AUTO] = "auto",   [BP_METHOD_BRUTE] = "brute",       [BP_METHOD_SWEEP] = "sweep",
+    [BP_METHOD_GRID] = "grid",   [BP_METHOD_QUADTREE] = "quadtree", [BP_METHOD_RDC] = "rdc",
+};
+
+const char *bp_status_string(bp_status status) {
+    switch (status) {
+    case BP_OK: return "ok";
+    case BP_ERR_NULL: return "a required pointer is NULL";
+    case BP_ERR_INVALID_ARG: return "invalid argument";
+    case BP_ERR_NONFINITE: return "coordinate is NaN or infinite";
+    case BP_ERR_INVERTED_BOX: return "box has min > max";
+    case BP_ERR_TOO_MANY: return "too many boxes";
+    case BP_ERR_NOMEM: return "out of memory";
+    case BP_ERR_UNSUPPORTED: return "method not supported";
+    case BP_ERR_DIMENSION: return "dimension mismatch";
+    case BP_ERR_NO_BOXES: return "no boxes yet (no successful pair-finding call)";
+    case BP_ERR_STOPPED: return "stopped by the pair callback";
+    case BP_ERR_NEGATIVE_RADIUS: return "negative radius";
+    }
+    return "unknown status";
+}
+
+const char *bp_method_name(bp_method method) {
+    if ((int)method < 0 || method >= BP_METHOD_COUNT) return NULL;
+    return bp_method_names[method];
+}
+
+bp_status bp_method_from_name(const char *name, bp_method *method) {
+    if (!name || !method) return BP_ERR_NULL;
+    for (int m = 0; m < BP_METHOD_COUNT; ++m) {
+        if (strcmp(name, bp_method_names[m]) == 0) {
+            *method = (bp_method)m;
+            return BP_OK;
+        }
+    }
+    return BP_ERR_INVALID_ARG;
+}
+
+bool bp_method_available(bp_method method) {
+    if (method == BP_METHOD_AUTO) return true;
+    if ((int)method < 0 || method >= BP_METHOD_COUNT) return false;
+    return bp_classes[method]->find_pairs != NULL;
+}
+
+bp_context_def bp_default_context_def(void) {
+    bp_context_def d;
+    memset(&d, 0, sizeof d);
+    d.dimension = 2;
+    d.method = BP_METHOD_AUTO;
+    d.sweep.axis = -1;
+    d.sweep.coherence = true;
+    return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Allocation
+
+static void *bp_default_alloc(size_t size, size_t align, void *user) {
+    (void)user;
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    size_t rounded = (size + align - 1) & ~(align - 1);
+    if (rounded < size) return NULL;
+    return aligned_alloc(align, rounded);
+}
+
+static void bp_default_free(void *p, size_t size, void *user) {
+    (void)size;
+    (void)user;
+    free(p);
+}
+
+void *bp_alloc(bp_context *ctx, size_t size) {
+    if (size == 0) size = 1;
+    void *p = ctx->alloc.alloc(size, 64, ctx->alloc.user);
+    if (p) ctx->bytes += size;
+    return p;
+}
+
+void bp_free(bp_context *ctx, void *p, size_t size) {
+    if (!p) return;
+    if (size == 0) size = 1;
+    ctx->alloc.free(p, size, ctx->alloc.user);
+    ctx->bytes -= size;
+}
+
+void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st) {
+    if (need <= *cap && old) return old;
+    size_t want = *cap + *cap / 2;
+    if (want < need) want = need;
+    if (want < 16) want = 16;
+    if (want > SIZE_MAX / elem) want = need;
+    if (need > SIZE_MAX / elem) {
+        *st = BP_ERR_NOMEM;
+        return old;
+    }
+    void *p = bp_alloc(ctx, want * elem);
+    if (!p) {
+        *st = BP_ERR_NOMEM;
+        return old;
+    }
+    if (old) {
+        if (keep) memcpy(p, old, *cap * elem);
+        bp_free(ctx, old, *cap * elem);
+    }
+    *cap = want;
+    return p;
+}
+
+bp_status bp_index_grow(bp_index_buf *b) {
+    bp_status st = BP_OK;
+    b->data = bp_grow(b->ctx, b->data, &b->cap, b->count + 1, sizeof *b->data, true, &st);
+    return st;
+}
+
+const bp_context_def *bp_context_def_of(const bp_context *ctx) { return &ctx->def; }
+
+// ---------------------------------------------------------------------------------------------
+// Create / destroy
+
+bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
+    if (out) *out = NULL;
+    if (!def || !out) return BP_ERR_NULL;
+    bp_context_def d = *def;
+    if (d.dimension == 0) d.dimension = 2;
+    if (d.dimension != 2 && d.dimension != 3) return BP_ERR_INVALID_ARG;
+    if ((int)d.method < 0 || d.method >= BP_METHOD_COUNT) return BP_ERR_INVALID_ARG;
+    if (d.sweep.axis < -1 || d.sweep.axis >= d.dimension) return BP_ERR_INVALID_ARG;
+    if (!(d.grid.cell_size >= 0.0f) || !isfinite(d.grid.cell_size)) return BP_ERR_INVALID_ARG;
+    if (d.quadtree.levels < 0) return BP_ERR_INVALID_ARG;
+    if (d.quadtree.fixed_world) {
+        for (int a = 0; a < d.dimension; ++a) {
+            if (!isfinite(d.quadtree.world_min[a]) || !isfinite(d.quadtree.world_max[a]))
+                return BP_ERR_NONFINITE;
+            if (!(d.quadtree.world_min[a] < d.quadtree.world_max[a])) return BP_ERR_INVALID_ARG;
+        }
+    }
+    if (!isfinite(d.rdc.epsilon)) return BP_ERR_NONFINITE;
+    bp_allocator al = d.allocator;
+    if (!al.alloc && !al.free) {
+        al.alloc = bp_default_alloc;
+        al.free = bp_default_free;
+        al.user = NULL;
+    } else if (!al.alloc || !al.free) {
+        return BP_ERR_INVALID_ARG;
+    }
+    if (d.method != BP_METHOD_AUTO && !bp_method_available(d.method)) return BP_ERR_UNSUPPORTED;
+
+    bp_context *ctx = al.alloc(sizeof *ctx, 64, al.user);
+    if (!ctx) return BP_ERR_NOMEM;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->def = d;
+    ctx->def.allocator = al;
+    ctx->alloc = al;
+    ctx->bytes = sizeof *ctx;
+    ctx->dim = d.dimension;
+    ctx->last = BP_METHOD_AUTO;
+    *out = ctx;
+    return BP_OK;
+}
+
+void bp_context_destroy(bp_context *ctx) {
+    if (!ctx) return;
+    for (int m = 0; m < BP_METHOD_COUNT; ++m)
+        if (ctx->methods[m]) ctx->methods[m]->cls->destroy(ctx->methods[m]);
+    BP_RELEASE(ctx, ctx->boxes, ctx->boxes_cap);
+    BP_RELEASE(ctx, ctx->pairs, ctx->pair_cap);
+    BP_RELEASE(ctx, ctx->chunk, ctx->chunk_cap);
+    BP_RELEASE(ctx, ctx->sort_keys, ctx->sort_cap);
+    BP_RELEASE(ctx, ctx->sort_tmp, ctx->sort_tmp_cap);
+    BP_RELEASE(ctx, ctx->query.data, ctx->query.cap);
+    BP_RELEASE(ctx, ctx->query_tmp, ctx->query_tmp_cap);
+    bp_allocator al = ctx->alloc;
+    al.free(ctx, sizeof *ctx, al.user);
+}
+
+bp_status bp_context_get_def(const bp_context *ctx, bp_context_def *def) {
+    if (!ctx || !def) return BP_ERR_NULL;
+    *def = ctx->def;
+    return BP_OK;
+}
+
+bp_status bp_get_stats(const bp_context *ctx, bp_stats *stats) {
+    if (!ctx || !stats) return BP_ERR_NULL;
+    *stats = ctx->stats;
+    stats->bytes = ctx->bytes;
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading boxes: validate and copy in one pass, gathering the statistics methods choose by.
+
+// Classifies a bad box for the error code; called only once a pass has found one.
+static bp_status bp_classify_box(const float *b, int dim) {
+    for (int a = 0; a < 2 * dim; ++a)
+        if (!isfinite(b[a])) return BP_ERR_NONFINITE;
+    return BP_ERR_INVERTED_BOX;
+}
+
+// Copies n boxes of `dim` axes (2 * dim floats each) to dst, checking every value and gathering
+// statistics into f. -0.0 becomes +0.0 so that float keys and comparisons agree.
+static bp_status bp_load(bp_frame *f, float *BP_RESTRICT dst, const float *BP_RESTRICT src, size_t n, int dim) {
+    const size_t stride = (size_t)(2 * dim);
+    for (int a = 0; a < dim; ++a) {
+        double ssum = 0.0, csum = 0.0, csq = 0.0;
+        float lo = f->lo[a], hi = f->hi[a], smax = f->size_max[a];
+        bool bad = false;
+        for (size_t k = 0; k < n; ++k) {
+            float mn = src[k * stride + a] + 0.0f;
+            float mx = src[k * stride + dim + a] + 0.0f;
+            // One comparison chain rejects NaN (all comparisons false), infinities and min > max.
+            bad |= !(mn >= -3.40282347e38f && mx <= 3.40282347e38f && mn <= mx);
+            dst[k * stride + a] = mn;
+            dst[k * stride + dim + a] = mx;
+            lo = mn < lo ? mn : lo;
+            hi = mx > hi ? mx : hi;
+            float s = mx - mn;
+            smax = s > smax ? s : smax;
+            ssum += (double)mx - (double)mn;
+            double c = 0.5 * ((double)mn + (double)mx);
+            csum += c;
+            csq += c * c;
+        }
+        if (bad) {
+            for (size_t k = 0; k < n; ++k) {
+                const float *b = src + k * stride;
+                for (int e = 0; e < dim; ++e)
+                    if (!(b[e] >= -3.40282347e38f && b[dim + e] <= 3.40282347e38f && b[e] <= b[dim + e]))
+                        return bp_classify_box(b, dim);
+            }
+        }
+        f->lo[a] = lo;
+        f->hi[a] = hi;
+        f->size_max[a] = smax;
+        f->size_sum[a] += ssum;
+        f->center_sum[a] += csum;
+        f->center_sq[a] += csq;
+    }
+    return BP_OK;
+}
+
+static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const float *b, size_t nb) {
+    ctx->have_boxes = false;
+    const int dim = ctx->dim;
+    const size_t n = na + nb;
+    BP_RESERVE_DISCARD(ctx, ctx->boxes, ctx->boxes_cap, n * (size_t)(2 * dim) + 1);
+    bp_frame *f = &ctx->frame;
+    f->dim = dim;
+    f->n = 0;
+    f->split = 0;
+    f->boxes = ctx->boxes;
+    for (int k = 0; k < 3; ++k) {
+        f->lo[k] = 3.40282347e38f;
+        f->hi[k] = -3.40282347e38f;
+        f->size_sum[k] = f->center_sum[k] = f->center_sq[k] = 0.0;
+        f->size_max[k] = 0.0f;
+    }
+    bp_status st = bp_load(f, ctx->boxes, a, na, dim);
+    if (st == BP_OK && nb) st = bp_load(f, ctx->boxes + na * (size_t)(2 * dim), b, nb, dim);
+    if (st != BP_OK) return st;
+    if (n == 0)
+        for (int k = 0; k < 3; ++k) f->lo[k] = f->hi[k] = 0.0f;
+    f->n = n;
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Choosing and running a method
+
+static bp_method bp_auto_choose(const bp_context *ctx, const bp_frame *f) {
+    (void)ctx;
+    if (f->n <= BP_AUTO_BRUTE_MAX) return BP_METHOD_BRUTE;
+    return BP_METHOD_SWEEP;
+}
+
+static bp_status bp_algorithm_get(bp_context *ctx, bp_method m, bp_algorithm **out) {
+    if (!ctx->methods[m]) {
+        bp_algorithm *s = NULL;
+        bp_status st = bp_classes[m]->create(ctx, &s);
+        if (st != BP_OK) return st;
+        s->cls = bp_classes[m];
+        s->ctx = ctx;
+        ctx->methods[m] = s;
+    }
+    *out = ctx->methods[m];
+    return BP_OK;
+}
+
+// Buffer mode: grow the context's pair buffer.
+static bp_status bp_flush_grow(bp_sink *s) {
+    bp_context *ctx = s->ctx;
+    bp_status st = BP_OK;
+    ctx->pairs = bp_grow(ctx, ctx->pairs, &ctx->pair_cap, s->cap + 1, sizeof *ctx->pairs, true, &st);
+    if (st != BP_OK) return st;
+    s->buf = ctx->pairs;
+    s->cap = ctx->pair_cap;
+    return BP_OK;
+}
+
+static bp_status bp_deliver(bp_sink *s, bp_pair *pairs, size_t count) {
+    if (count == 0) return BP_OK;
+    if (s->split)
+        for (size_t k = 0; k < count; ++k) pairs[k].j -= s->split;
+    bool go_on = s->fn(pairs, count, s->user);
+    s->delivered += count;
+    return go_on ? BP_OK : BP_ERR_STOPPED;
+}
+
+// Callback mode: hand the full chunk to the user and start over.
+static bp_status bp_flush_deliver(bp_sink *s) {
+    bp_status st = bp_deliver(s, s->buf, s->count);
+    s->count = 0;
+    return st;
+}
+
+// Sorts ctx->pairs[0..count) by (i, j) with one radix sort of packed keys.
+static bp_status bp_sort_pairs(bp_context *ctx, size_t count, size_t n) {
+    if (count < 2) return BP_OK;
+    BP_RESERVE_DISCARD(ctx, ctx->sort_keys, ctx->sort_cap, count);
+    BP_RESERVE_DISCARD(ctx, ctx->sort_tmp, ctx->sort_tmp_cap, count);
+    unsigned bits = 1;
+    while (bits < 32 && ((size_t)1 << bits) < n) ++bits;
+    uint64_t *keys = ctx->sort_keys;
+    bp_pair *p = ctx->pairs;
+    for (size_t k = 0; k < count; ++k) keys[k] = ((uint64_t)p[k].i << bits) | p[k].j;
+    bp_radix_sort64(keys, NULL, ctx->sort_tmp, NULL, count, 2 * bits);
+    const uint64_t mask = ((uint64_t)1 << bits) - 1;
+    for (size_t k = 0; k < count; ++k) {
+        p[k].i = (uint32_t)(keys[k] >> bits);
+        p[k].j = (uint32_t)(keys[k] & mask);
+    }
+    return BP_OK;
+}
+
+// The common body of every pair-finding entry point. `fn` NULL: buffer mode into *out.
+static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, const float *b, size_t nb,
+                        bool bipartite, bp_pairs *out, bp_pair_fn *fn, void *user) {
+    if (out) {
+        out->pairs = NULL;
+        out->count = 0;
+    }
+    if (!ctx) return BP_ERR_NULL;
+    memset(&ctx->stats, 0, sizeof ctx->stats);
+    if ((!out && !fn) || (!a && na) || (!b && nb)) return BP_ERR_NULL;
+    if (dim != ctx->dim) return BP_ERR_DIMENSION;
+    if (na > BP_MAX_BOXES || nb > BP_MAX_BOXES || na + nb > BP_MAX_BOXES) return BP_ERR_TOO_MANY;
+
+    bp_status st = bp_set_boxes(ctx, a, na, b, nb);
+    if (st != BP_OK) return st;
+    bp_frame *f = &ctx->frame;
+    // Bipartite: pairs must cross the split. With one side empty, put the split past every box
+    // so that nothing crosses (the structure is still built, for queries).
+    f->split = bipartite ? (na && nb ? na : na + nb) : 0;
+    f->frame++;
+
+    bp_method m = ctx->def.method == BP_METHOD_AUTO ? bp_auto_choose(ctx, f) : ctx->def.method;
+    bp_algorithm *state = NULL;
+    st = bp_algorithm_get(ctx, m, &state);
+    if (st != BP_OK) return st;
+
+    bp_sink sink;
+    memset(&sink, 0, sizeof sink);
+    sink.ctx = ctx;
+    sink.split = (uint32_t)f->split;
+    const bool buffer_mode = fn == NULL || ctx->def.sort_pairs;
+    if (buffer_mode) {
+        if (!ctx->pairs) {
+            bp_status gs = BP_OK;
+            ctx->pairs = bp_grow(ctx, ctx->pairs, &ctx->pair_cap, 1024, sizeof *ctx->pairs, false, &gs);
+            if (gs != BP_OK) return gs;
+        }
+        sink.buf = ctx->pairs;
+        sink.cap = ctx->pair_cap;
+        sink.flush = bp_flush_grow;
+    } else {
+        if (!ctx->chunk) {
+            bp_status gs = BP_OK;
+            ctx->chunk = bp_grow(ctx, ctx->chunk, &ctx->chunk_cap, BP_CHUNK_PAIRS, sizeof *ctx->chunk, false, &gs);
+            if (gs != BP_OK) return gs;
+        }
+        sink.buf = ctx->chunk;
+        sink.cap = ctx->chunk_cap;
+        sink.flush = bp_flush_deliver;
+        sink.fn = fn;
+        sink.user = user;
+    }
+    uint64_t checks = 0;
+    st = state->cls->find_pairs(state, f, &sink, &checks);
+    if (st == BP_OK && buffer_mode) {
+        ctx->pair_count = sink.count;
+        if (ctx->def.sort_pairs) st = bp_sort_pairs(ctx, sink.count, f->n);
+        if (st == BP_OK && fn) {
+            // sorted delivery to a callback: in chunks from the sorted buffer
+            for (size_t k = 0; k < sink.count && st == BP_OK; k += BP_CHUNK_PAIRS) {
+                size_t c = sink.count - k < BP_CHUNK_PAIRS ? sink.count - k : BP_CHUNK_PAIRS;
+                st = bp_deliver(&sink, ctx->pairs + k, c);
+            }
+        } else if (st == BP_OK && sink.split) {
+            for (size_t k = 0; k < sink.count; ++k) ctx->pairs[k].j -= sink.split;
+        }
+    } else if (st == BP_OK) {
+        st = bp_flush_deliver(&sink);
+    }
+    ctx->stats.n = f->n;
+    ctx->stats.checks = checks;
+    ctx->stats.method = m;
+    ctx->last = m;
+    if (st != BP_OK) {
+        ctx->stats.pairs = sink.delivered;
+        ctx->pair_count = 0;
+        if (st != BP_ERR_STOPPED) state->cls->reset(state);
+        // A stopped call still built its structure: queries stay valid.
+        ctx->have_boxes = st == BP_ERR_STOPPED;
+        return st;
+    }
+    ctx->stats.pairs = fn ? sink.delivered : sink.count;
+    ctx->have_boxes = true;
+    if (out) {
+        out->pairs = ctx->pairs;
+        out->count = ctx->pair_count;
+    }
+    return BP_OK;
+}
+
+bp_status bp_find_pairs2(bp_context *ctx, const bp_box2 *boxes, size_t n, bp_pairs *out) {
+    return bp_run(ctx, 2, boxes ? (const float *)(const void *)boxes : NULL, n, NULL, 0, false, out, NULL, NULL);
+}
+
+bp_status bp_find_pairs3(bp_context *ctx, const bp_box3 *boxes, size_t n, bp_pairs *out) {
+    return bp_run(ctx, 3, boxes ? (const float *)(const void *)boxes : NULL, n, NULL, 0, false, out, NULL, NULL);
+}
+
+bp_status bp_find_pairs2_cb(bp_context *ctx, const bp_box2 *boxes, size_t n, bp_pair_fn *fn, void *user) {
+    if (!fn) return BP_ERR_NULL;
+    return bp_run(ctx, 2, boxes ? (const float *)(const void *)boxes : NULL, n, NULL, 0, false, NULL, fn, user);
+}
+
+bp_status bp_find_pairs3_cb(bp_context *ctx, const bp_box3 *boxes, size_t n, bp_pair_fn *fn, void *user) {
+    if (!fn) return BP_ERR_NULL;
+    return bp_run(ctx, 3, boxes ? (const float *)(const void *)boxes : NULL, n, NULL, 0, false, NULL, fn, user);
+}
+
+bp_status bp_find_pairs_between2(bp_context *ctx, const bp_box2 *a, size_t na, const bp_box2 *b, size_t nb,
+                                 bp_pairs *out) {
+    return bp_run(ctx, 2, a ? (const float *)(const void *)a : NULL, na, b ? (const float *)(const void *)b : NULL, nb, true, out, NULL, NULL);
+}
+
+bp_status bp_find_pairs_between3(bp_context *ctx, const bp_box3 *a, size_t na, const bp_box3 *b, size_t nb,
+                                 bp_pairs *out) {
+    return bp_run(ctx, 3, a ? (const float *)(const void *)a : NULL, na, b ? (const float *)(const void *)b : NULL, nb, true, out, NULL, NULL);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Region queries
+
+static bp_status bp_run_query(bp_context *ctx, bp_query *q, bp_indices *out) {
+    bp_frame *f = &ctx->frame;
+    bp_algorithm *m = ctx->methods[ctx->last];
+    ctx->query.ctx = ctx;
+    ctx->query.count = 0;
+    bp_status st = BP_OK;
+    if (m && m->cls->query) {
+        st = m->cls->query(m, f, q, &ctx->query);
+    } else {
+        for (size_t k = 0; k < f->n && st == BP_OK; ++k)
+            if (bp_query_hit(q, f, k)) st = bp_index_push(&ctx->query, (uint32_t)k);
+    }
+    if (st != BP_OK) {
+        ctx->query.count = 0;
+        return st;
+    }
+    size_t c = ctx->query.count;
+    if (c > 1) {
+        BP_RESERVE_DISCARD(ctx, ctx->query_tmp, ctx->query_tmp_cap, c);
+        unsigned bits = 1;
+        while (bits < 32 && ((size_t)1 << bits) < f->n) ++bits;
+        bp_radix_sort32(ctx->query.data, NULL, ctx->query_tmp, NULL, c, bits);
+    }
+    out->indices = ctx->query.data;
+    out->count = c;
+    return BP_OK;
+}
+
+static bp_status bp_query_prologue(bp_context *ctx, bp_indices *out) {
+    if (out) {
+        out->indices = NULL;
+        out->count = 0;
+    }
+    if (!ctx || !out) return BP_ERR_NULL;
+    if (!ctx->have_boxes) return BP_ERR_NO_BOXES;
+    return BP_OK;
+}
+
+bp_status bp_query_box(bp_context *ctx, const float *lo, const float *hi, bp_indices *out) {
+    bp_status st = bp_query_prologue(ctx, out);
+    if (st != BP_OK) return st;
+    if (!lo || !hi) return BP_ERR_NULL;
+    bp_query q;
+    memset(&q, 0, sizeof q);
+    q.kind = BP_QUERY_BOX;
+    for (int a = 0; a < ctx->dim; ++a) {
+        if (!isfinite(lo[a]) || !isfinite(hi[a])) return BP_ERR_NONFINITE;
+        if (lo[a] > hi[a]) return BP_ERR_INVERTED_BOX;
+        q.lo[a] = lo[a] + 0.0f;
+        q.hi[a] = hi[a] + 0.0f;
+        q.center[a] = q.lo[a];
+    }
+    return bp_run_query(ctx, &q, out);
+}
+
+bp_status bp_query_point(bp_context *ctx, const float *point, bp_indices *out) {
+    bp_status st = bp_query_prologue(ctx, out);
+    if (st != BP_OK) return st;
+    if (!point) return BP_ERR_NULL;
+    bp_query q;
+    memset(&q, 0, sizeof q);
+    q.kind = BP_QUERY_POINT;
+    for (int a = 0; a < ctx->dim; ++a) {
+        if (!isfinite(point[a])) return BP_ERR_NONFINITE;
+        q.lo[a] = q.hi[a] = q.center[a] = point[a] + 0.0f;
+    }
+    return bp_run_query(ctx, &q, out);
+}
+
+bp_status bp_query_sphere(bp_context *ctx, const float *center, float radius, bp_indices *out) {
+    bp_status st = bp_query_prologue(ctx, out);
+    if (st != BP_OK) return st;
+    if (!center) return BP_ERR_NULL;
+    if (!isfinite(radius)) return BP_ERR_NONFINITE;
+    if (radius < 0.0f) return BP_ERR_NEGATIVE_RADIUS;
+    bp_query q;
+    memset(&q, 0, sizeof q);
+    q.kind = BP_QUERY_SPHERE;
+    q.radius = radius;
+    for (int a = 0; a < ctx->dim; ++a) {
+        if (!isfinite(center[a])) return BP_ERR_NONFINITE;
+        q.center[a] = center[a] + 0.0f;
+        // The bounding box, rounded outward so it never cuts off a box the exact test accepts.
+        double lo = (double)center[a] - (double)radius, hi = (double)center[a] + (double)radius;
+        float flo = (float)lo, fhi = (float)hi;
+        if ((double)flo > lo) flo = nextafterf(flo, -INFINITY);
+        if ((double)fhi < hi) fhi = nextafterf(fhi, INFINITY);
+        q.lo[a] = flo;
+        q.hi[a] = fhi;
+    }
+    return bp_run_query(ctx, &q, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Debug drawing and validation
+
+bp_status bp_debug_draw_structure(const bp_context *ctx, const bp_debug_draw *draw) {
+    if (!ctx || !draw) return BP_ERR_NULL;
+    if (!ctx->have_boxes) return BP_ERR_NO_BOXES;
+    const bp_algorithm *m = ctx->methods[ctx->last];
+    if (m && m->cls->debug_draw) m->cls->debug_draw(m, &ctx->frame, draw);
+    return BP_OK;
+}
+
+bp_status bp_validate(const bp_context *ctx) {
+    if (!ctx) return BP_ERR_NULL;
+    if (!ctx->have_boxes) return BP_ERR_NO_BOXES;
+    const bp_algorithm *m = ctx->methods[ctx->last];
+    if (m && m->cls->validate) return m->cls->validate(m, &ctx->frame);
+    return BP_OK;
+}

@@ -1,0 +1,127 @@
+// Internal core shared by the context and every method: the frame (validated boxes), the pair
+// sink, the index buffer and allocation through the context's hooks. Never installed.
+#ifndef BP_CORE_H
+#define BP_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "broadphase.h"
+
+#if defined(__GNUC__)
+#define BP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define BP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define BP_RESTRICT __restrict__
+#else
+#define BP_LIKELY(x) (x)
+#define BP_UNLIKELY(x) (x)
+#define BP_RESTRICT
+#endif
+
+// Boxes are read as flat float arrays: min[0..dim) then max[0..dim).
+_Static_assert(sizeof(bp_box2) == 4 * sizeof(float) && offsetof(bp_box2, max) == 2 * sizeof(float), "bp_box2 layout");
+_Static_assert(sizeof(bp_box3) == 6 * sizeof(float) && offsetof(bp_box3, max) == 3 * sizeof(float), "bp_box3 layout");
+
+/// The boxes of one call, validated and copied into the context. Box k is `2 * dim` floats at
+/// `boxes + k * 2 * dim`: min[0..dim), then max[0..dim). Statistics are gathered in the same pass.
+typedef struct bp_frame {
+    int dim;
+    size_t n;
+    size_t split;          // bipartite: only pairs (i < split <= j) are wanted; 0 = all pairs
+    const float *boxes;
+    float lo[3], hi[3];    // bounds of all boxes (valid when n > 0)
+    double size_sum[3];    // sum of extents per axis
+    double center_sum[3];  // sum of (min + max) / 2 per axis
+    double center_sq[3];   // sum of squared centres per axis
+    float size_max[3];     // largest extent per axis
+    uint64_t frame;        // counts successful calls on the context (1 for the first)
+} bp_frame;
+
+static inline const float *bp_frame_box(const bp_frame *f, size_t k) {
+    return f->boxes + k * (size_t)(2 * f->dim);
+}
+
+/// Pairs flow from methods through a sink: a buffer that either grows (buffer mode) or is
+/// handed to the user's callback when full (callback mode).
+typedef struct bp_sink bp_sink;
+struct bp_sink {
+    bp_pair *buf;
+    size_t count, cap;
+    uint32_t split;   // bipartite: drop pairs on one side; 0 = keep all
+    bp_status (*flush)(bp_sink *s);  // called when count == cap; makes room or fails
+    bp_context *ctx;
+    bp_pair_fn *fn;
+    void *user;
+    uint64_t delivered;
+};
+
+/// Pushes one pair (either orientation). Returns BP_OK or the flush's error, which the method
+/// must return at once.
+static inline bp_status bp_sink_push(bp_sink *s, uint32_t a, uint32_t b) {
+    if (BP_UNLIKELY(s->split) && ((a < s->split) == (b < s->split))) return BP_OK;
+    bp_pair p;
+    p.i = a < b ? a : b;
+    p.j = a < b ? b : a;
+    s->buf[s->count++] = p;
+    if (BP_UNLIKELY(s->count == s->cap)) return s->flush(s);
+    return BP_OK;
+}
+
+/// A growable array of box indices (query results).
+typedef struct bp_index_buf {
+    uint32_t *data;
+    size_t count, cap;
+    bp_context *ctx;
+} bp_index_buf;
+
+bp_status bp_index_grow(bp_index_buf *b);
+
+static inline bp_status bp_index_push(bp_index_buf *b, uint32_t k) {
+    if (BP_UNLIKELY(b->count == b->cap)) {
+        bp_status st = bp_index_grow(b);
+        if (st != BP_OK) return st;
+    }
+    b->data[b->count++] = k;
+    return BP_OK;
+}
+
+/// Allocation through the context's hooks, counted. Sizes are bytes; alignment 64.
+void *bp_alloc(bp_context *ctx, size_t size);
+void bp_free(bp_context *ctx, void *p, size_t size);
+
+/// Grows an array to at least `need` elements of `elem` bytes; `*cap` counts elements. Grows by
+/// 1.5x so a warm caller with the same need allocates nothing. `keep`: copy the old contents.
+/// Returns the new array, or on failure `old` unchanged with *st = BP_ERR_NOMEM (and *cap as it
+/// was). Use it through BP_RESERVE, which keeps the pointer typed.
+void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st);
+
+/// Reserves `need` elements in typed array `arr` (capacity `cap`), keeping its contents; returns
+/// the error from the enclosing function on failure.
+#define BP_RESERVE(ctx, arr, cap, need)                                                        \
+    do {                                                                                       \
+        bp_status bp_st_ = BP_OK;                                                              \
+        (arr) = bp_grow((ctx), (arr), &(cap), (need), sizeof *(arr), true, &bp_st_);           \
+        if (bp_st_ != BP_OK) return bp_st_;                                                    \
+    } while (0)
+
+/// As BP_RESERVE, but the old contents may be lost (no copy when growing).
+#define BP_RESERVE_DISCARD(ctx, arr, cap, need)                                                \
+    do {                                                                                       \
+        bp_status bp_st_ = BP_OK;                                                              \
+        (arr) = bp_grow((ctx), (arr), &(cap), (need), sizeof *(arr), false, &bp_st_);          \
+        if (bp_st_ != BP_OK) return bp_st_;                                                    \
+    } while (0)
+
+/// Frees an array grown with BP_RESERVE and zeroes it and its capacity.
+#define BP_RELEASE(ctx, arr, cap)                                                              \
+    do {                                                                                       \
+        bp_free((ctx), (arr), (cap) * sizeof *(arr));                                          \
+        (arr) = NULL;                                                                          \
+        (cap) = 0;                                                                             \
+    } while (0)
+
+/// The context's definition (defaults resolved).
+const bp_context_def *bp_context_def_of(const bp_context *ctx);
+
+#endif

@@ -1,0 +1,74 @@
+// The algorithm interface: every broad-phase method is one const table of these slots, in its
+// own file. A method's state embeds `bp_algorithm` as its first member; slots take the base
+// pointer and downcast inside (no function-pointer casts).
+#ifndef BP_METHOD_H
+#define BP_METHOD_H
+
+#include "broadphase.h"
+#include "core.h"
+
+typedef struct bp_algorithm_class bp_algorithm_class;
+
+/// Base of every method's state (the public enum is `bp_method`; the running thing is an
+/// algorithm).
+typedef struct bp_algorithm {
+    const bp_algorithm_class *cls;
+    bp_context *ctx;  // for allocation (bp_alloc, BP_RESERVE) and the definition
+} bp_algorithm;
+
+/// A query shape, already validated. `lo`/`hi` bound the shape (for a sphere, its bounding box);
+/// the exact test is bp_query_hit().
+typedef enum bp_query_kind { BP_QUERY_BOX, BP_QUERY_SPHERE, BP_QUERY_POINT } bp_query_kind;
+typedef struct bp_query {
+    bp_query_kind kind;
+    float lo[3], hi[3];
+    float center[3];
+    float radius;
+} bp_query;
+
+struct bp_algorithm_class {
+    const char *name;
+    /// Allocates the method's state through bp_alloc(ctx, ...), zeroed except as it likes; the
+    /// context sets the base fields. Called once, lazily, the first time the method runs.
+    bp_status (*create)(bp_context *ctx, bp_algorithm **out);
+    /// Frees the state and everything it owns.
+    void (*destroy)(bp_algorithm *m);
+    /// Finds every overlapping pair of the frame and pushes it to the sink (any order, either
+    /// orientation: the sink canonicalises). Adds its candidate tests to stats->checks.
+    /// Allocation failures return BP_ERR_NOMEM; the method must stay destroyable and must be
+    /// usable again after reset().
+    bp_status (*find_pairs)(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks);
+    /// Drops temporal state (after an error, or when the other set of boxes came from elsewhere).
+    void (*reset)(bp_algorithm *m);
+    /// Region query against the frame of the last successful find_pairs: pushes every matching
+    /// index (any order, each once) with bp_index_push. NULL: the context scans all boxes.
+    bp_status (*query)(bp_algorithm *m, const bp_frame *f, const bp_query *q, bp_index_buf *out);
+    /// Draws the structure of the last call. NULL: nothing to draw.
+    void (*debug_draw)(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw);
+    /// Checks internal invariants of the last call. NULL: nothing to check.
+    bp_status (*validate)(const bp_algorithm *m, const bp_frame *f);
+};
+
+/// The exact test of a query against box k of the frame.
+static inline bool bp_query_hit(const bp_query *q, const bp_frame *f, size_t k) {
+    const float *b = bp_frame_box(f, k);
+    const int d = f->dim;
+    for (int a = 0; a < d; ++a)
+        if (b[a] > q->hi[a] || q->lo[a] > b[d + a]) return false;
+    if (q->kind != BP_QUERY_SPHERE) return true;
+    double dist2 = 0.0;
+    for (int a = 0; a < d; ++a) {
+        double c = q->center[a], lo = b[a], hi = b[d + a];
+        double e = c < lo ? lo - c : (c > hi ? c - hi : 0.0);
+        dist2 += e * e;
+    }
+    return dist2 <= (double)q->radius * (double)q->radius;
+}
+
+extern const bp_algorithm_class bp_brute_class;
+extern const bp_algorithm_class bp_sweep_class;
+extern const bp_algorithm_class bp_grid_class;
+extern const bp_algorithm_class bp_quadtree_class;
+extern const bp_algorithm_class bp_rdc_class;
+
+#endif

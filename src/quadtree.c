@@ -1,0 +1,5 @@
+// Method `quadtree`: not implemented yet (see the project's issues). A class with no find_pairs slot
+// makes bp_method_available() false and bp_context_create() return BP_ERR_UNSUPPORTED.
+#include "method.h"
+
+const bp_algorithm_class bp_quadtree_class = {.name = "quadtree"};

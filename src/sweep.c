@@ -1,0 +1,338 @@
+// Sort-and-sweep (seed 003): sort the boxes by their min on one axis, then every box meets only
+// the boxes whose min lies inside its own interval on that axis. Three things make it fast:
+//  - the sort is a radix sort of order-preserving float keys, started from last frame's order;
+//    when few boxes moved out of order an insertion sort finishes it for less (it gives up,
+//    and the radix sort takes over, once it has moved more than a few elements per box);
+//  - the sweep axis is the one along which the boxes are most spread relative to their size,
+//    so that everything on one x (SCENES.md `line`) does not go quadratic;
+//  - the sweep reads structure-of-arrays copies in sorted order, four boxes at a time with SSE2.
+#include <math.h>
+
+#include "method.h"
+#include "radix_sort.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+// Insertion sort gives up past this many element moves per box; the radix sort costs about as
+// much as this many moves (three passes over keys and values plus histograms).
+#define SWEEP_INSERTION_BUDGET 6
+
+// Keep the current axis unless another promises at most this fraction of its candidates, so
+// that coherence is not thrown away over noise.
+#define SWEEP_AXIS_HYSTERESIS 0.75
+
+#define SWEEP_PAD 4
+
+typedef struct bp_sweep {
+    bp_algorithm base;
+    int axis;          // sweep axis of the last call, -1 before the first
+    size_t n;          // boxes of the last call
+    bool ordered;      // perm holds a valid order of the last call (for coherence)
+    uint32_t *perm;    // sorted position -> object index
+    uint32_t *keys;    // sort keys in sorted order
+    uint32_t *tmp_keys, *tmp_perm;
+    size_t perm_cap, keys_cap, tmp_keys_cap, tmp_perm_cap;
+    // Sorted structure of arrays: [0] min on the sweep axis, [1] max on it, then min and max of
+    // each other axis. Each array has n + SWEEP_PAD floats: +inf sentinels end every scan and
+    // let the 4-wide loads run past the last box.
+    float *soa;
+    size_t soa_cap, stride;
+    uint64_t resorts;  // frames that fell back to a full radix sort (for tests and benchmarks)
+} bp_sweep;
+
+static bp_status sweep_create(bp_context *ctx, bp_algorithm **out) {
+    bp_sweep *s = bp_alloc(ctx, sizeof *s);
+    if (!s) return BP_ERR_NOMEM;
+    memset(s, 0, sizeof *s);
+    s->axis = -1;
+    *out = &s->base;
+    return BP_OK;
+}
+
+static void sweep_destroy(bp_algorithm *m) {
+    bp_sweep *s = (bp_sweep *)m;
+    bp_context *ctx = m->ctx;
+    BP_RELEASE(ctx, s->perm, s->perm_cap);
+    BP_RELEASE(ctx, s->keys, s->keys_cap);
+    BP_RELEASE(ctx, s->tmp_keys, s->tmp_keys_cap);
+    BP_RELEASE(ctx, s->tmp_perm, s->tmp_perm_cap);
+    BP_RELEASE(ctx, s->soa, s->soa_cap);
+    bp_free(ctx, s, sizeof *s);
+}
+
+static void sweep_reset(bp_algorithm *m) {
+    bp_sweep *s = (bp_sweep *)m;
+    s->ordered = false;
+    s->n = 0;
+}
+
+// Expected candidates per box when sweeping axis a, up to a common factor: the mean extent on
+// that axis over the spread (standard deviation) of the centres.
+static double sweep_axis_cost(const bp_frame *f, int a) {
+    const double n = (double)f->n;
+    double mean = f->center_sum[a] / n;
+    double var = f->center_sq[a] / n - mean * mean;
+    double size = f->size_sum[a] / n;
+    if (!(var > 0.0)) return INFINITY;
+    return (size + 1e-30) / sqrt(var);
+}
+
+static int sweep_choose_axis(const bp_sweep *s, const bp_frame *f, int fixed) {
+    if (fixed >= 0) return fixed;
+    if (f->n < 2) return s->axis >= 0 ? s->axis : 0;
+    int best = 0;
+    double best_cost = sweep_axis_cost(f, 0);
+    for (int a = 1; a < f->dim; ++a) {
+        double c = sweep_axis_cost(f, a);
+        if (c < best_cost) {
+            best = a;
+            best_cost = c;
+        }
+    }
+    if (s->axis >= 0 && s->axis < f->dim && best != s->axis) {
+        double cur = sweep_axis_cost(f, s->axis);
+        if (!(best_cost < SWEEP_AXIS_HYSTERESIS * cur)) return s->axis;
+    }
+    return best;
+}
+
+// Insertion sort of (keys, perm) with a move budget. Returns false (arrays still a permutation
+// of the input, partly sorted) once the budget is spent.
+static bool sweep_insertion_sort(uint32_t *BP_RESTRICT keys, uint32_t *BP_RESTRICT perm, size_t n, size_t budget) {
+    size_t moves = 0;
+    for (size_t k = 1; k < n; ++k) {
+        uint32_t key = keys[k];
+        if (keys[k - 1] <= key) continue;
+        uint32_t val = perm[k];
+        size_t j = k;
+        do {
+            keys[j] = keys[j - 1];
+            perm[j] = perm[j - 1];
+            --j;
+        } while (j > 0 && keys[j - 1] > key);
+        keys[j] = key;
+        perm[j] = val;
+        moves += k - j;
+        if (moves > budget) return false;
+    }
+    return true;
+}
+
+// Orders the boxes by min on `axis` into s->perm / s->keys.
+static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coherent) {
+    bp_context *ctx = s->base.ctx;
+    const size_t n = f->n;
+    const size_t stride = (size_t)(2 * f->dim);
+    const bool reuse = coherent && s->ordered && s->n == n && s->axis == axis;
+    // Reserve everything before touching the old order, so a failure leaves it intact.
+    BP_RESERVE(ctx, s->perm, s->perm_cap, n + 1);
+    BP_RESERVE_DISCARD(ctx, s->keys, s->keys_cap, n + 1);
+    BP_RESERVE_DISCARD(ctx, s->tmp_keys, s->tmp_keys_cap, n + 1);
+    BP_RESERVE_DISCARD(ctx, s->tmp_perm, s->tmp_perm_cap, n + 1);
+    uint32_t *perm = s->perm, *keys = s->keys;
+    if (!reuse)
+        for (size_t k = 0; k < n; ++k) perm[k] = (uint32_t)k;
+    for (size_t k = 0; k < n; ++k) keys[k] = bp_float_key(f->boxes[perm[k] * stride + (size_t)axis]);
+    if (!reuse || !sweep_insertion_sort(keys, perm, n, SWEEP_INSERTION_BUDGET * n)) {
+        bp_radix_sort32(keys, perm, s->tmp_keys, s->tmp_perm, n, 32);
+        s->resorts++;
+    }
+    s->n = n;
+    s->axis = axis;
+    s->ordered = true;
+    return BP_OK;
+}
+
+// Gathers the sorted structure of arrays.
+static bp_status sweep_gather(bp_sweep *s, const bp_frame *f) {
+    const size_t n = f->n, stride = n + SWEEP_PAD;
+    const int d = f->dim, axis = s->axis;
+    BP_RESERVE_DISCARD(s->base.ctx, s->soa, s->soa_cap, stride * (size_t)(2 * d));
+    s->stride = stride;
+    float *soa = s->soa;
+    int other[2] = {axis == 0 ? 1 : 0, axis == 2 ? 1 : 2};
+    for (size_t k = 0; k < n; ++k) {
+        const float *b = bp_frame_box(f, s->perm[k]);
+        soa[k] = bp_key_float(s->keys[k]);
+        soa[stride + k] = b[d + axis];
+        for (int o = 0; o < d - 1; ++o) {
+            soa[(size_t)(2 + 2 * o) * stride + k] = b[other[o]];
+            soa[(size_t)(3 + 2 * o) * stride + k] = b[d + other[o]];
+        }
+    }
+    for (int a = 0; a < 2 * d; ++a)
+        for (size_t p = n; p < stride; ++p) soa[(size_t)a * stride + p] = INFINITY;
+    return BP_OK;
+}
+
+// The 2D sweep. For box k, every later box j with min0[j] <= max0[k] is a candidate; its other
+// axis decides. The +inf sentinels after min0[n - 1] end the scan without a bounds test.
+static bp_status sweep_pairs2(const bp_sweep *s, bp_sink *sink, uint64_t *checks) {
+    const size_t n = s->n, st = s->stride;
+    const float *BP_RESTRICT min0 = s->soa, *BP_RESTRICT max0 = s->soa + st;
+    const float *BP_RESTRICT min1 = s->soa + 2 * st, *BP_RESTRICT max1 = s->soa + 3 * st;
+    const uint32_t *perm = s->perm;
+    uint64_t c = 0;
+    for (size_t k = 0; k + 1 < n; ++k) {
+        const float hi0 = max0[k], lo1 = min1[k], hi1 = max1[k];
+        size_t j = k + 1;
+#if defined(__SSE2__)
+        const __m128 vhi0 = _mm_set1_ps(hi0), vlo1 = _mm_set1_ps(lo1), vhi1 = _mm_set1_ps(hi1);
+        for (;;) {
+            // Unaligned loads: j starts anywhere. Lanes past the window fail the first test.
+            __m128 in = _mm_cmple_ps(_mm_loadu_ps(min0 + j), vhi0);
+            int inside = _mm_movemask_ps(in);
+            if (inside == 0) break;
+            __m128 ov = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(min1 + j), vhi1),
+                                   _mm_cmpge_ps(_mm_loadu_ps(max1 + j), vlo1));
+            int hits = _mm_movemask_ps(_mm_and_ps(in, ov));
+            while (hits) {
+                int b = __builtin_ctz((unsigned)hits);
+                hits &= hits - 1;
+                bp_status r = bp_sink_push(sink, perm[k], perm[j + (size_t)b]);
+                if (r != BP_OK) return r;
+            }
+            // min0 is sorted, so the lanes inside the window are a prefix.
+            if (inside != 15) {
+                c += (uint64_t)__builtin_popcount((unsigned)inside);
+                break;
+            }
+            c += 4;
+            j += 4;
+        }
+#else
+        while (min0[j] <= hi0) {
+            if (min1[j] <= hi1 && max1[j] >= lo1) {
+                bp_status r = bp_sink_push(sink, perm[k], perm[j]);
+                if (r != BP_OK) return r;
+            }
+            ++j;
+            ++c;
+        }
+#endif
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+static bp_status sweep_pairs3(const bp_sweep *s, bp_sink *sink, uint64_t *checks) {
+    const size_t n = s->n, st = s->stride;
+    const float *BP_RESTRICT min0 = s->soa, *BP_RESTRICT max0 = s->soa + st;
+    const float *BP_RESTRICT min1 = s->soa + 2 * st, *BP_RESTRICT max1 = s->soa + 3 * st;
+    const float *BP_RESTRICT min2 = s->soa + 4 * st, *BP_RESTRICT max2 = s->soa + 5 * st;
+    const uint32_t *perm = s->perm;
+    uint64_t c = 0;
+    for (size_t k = 0; k + 1 < n; ++k) {
+        const float hi0 = max0[k], lo1 = min1[k], hi1 = max1[k], lo2 = min2[k], hi2 = max2[k];
+        size_t j = k + 1;
+        while (min0[j] <= hi0) {
+            if (min1[j] <= hi1 && max1[j] >= lo1 && min2[j] <= hi2 && max2[j] >= lo2) {
+                bp_status r = bp_sink_push(sink, perm[k], perm[j]);
+                if (r != BP_OK) return r;
+            }
+            ++j;
+            ++c;
+        }
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+static bp_status sweep_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
+    bp_sweep *s = (bp_sweep *)m;
+    const bp_context_def *def = bp_context_def_of(m->ctx);
+    int axis = sweep_choose_axis(s, f, def->sweep.axis);
+    bp_status st = sweep_sort(s, f, axis, def->sweep.coherence);
+    if (st == BP_OK) st = sweep_gather(s, f);
+    if (st != BP_OK) return st;
+    return f->dim == 2 ? sweep_pairs2(s, sink, checks) : sweep_pairs3(s, sink, checks);
+}
+
+// First sorted position whose min on the sweep axis is >= x (binary search).
+static size_t sweep_lower_bound(const float *min0, size_t n, float x) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (min0[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// Region query from the sorted order: a box can reach the query only if its min on the sweep
+// axis lies in [q.lo - largest extent, q.hi], a contiguous run found by binary search.
+static bp_status sweep_query(bp_algorithm *m, const bp_frame *f, const bp_query *q, bp_index_buf *out) {
+    const bp_sweep *s = (const bp_sweep *)m;
+    const int a = s->axis;
+    const float *min0 = s->soa;
+    double from = (double)q->lo[a] - (double)f->size_max[a];
+    float ffrom = (float)from;
+    if ((double)ffrom > from) ffrom = nextafterf(ffrom, -INFINITY);
+    size_t k = sweep_lower_bound(min0, s->n, ffrom);
+    for (; k < s->n && min0[k] <= q->hi[a]; ++k) {
+        uint32_t i = s->perm[k];
+        if (bp_query_hit(q, f, i)) {
+            bp_status st = bp_index_push(out, i);
+            if (st != BP_OK) return st;
+        }
+    }
+    return BP_OK;
+}
+
+// Draws every box's interval on the sweep axis, stacked by how many intervals were open when
+// it started (its level), the picture of the active list.
+static void sweep_debug_draw(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw) {
+    const bp_sweep *s = (const bp_sweep *)m;
+    if (!draw->box || s->n == 0) return;
+    const int a = s->axis, d = f->dim;
+    const float *min0 = s->soa, *max0 = s->soa + s->stride;
+    size_t first = 0;  // first sorted box whose interval may still be open
+    for (size_t k = 0; k < s->n; ++k) {
+        while (first < k && max0[first] < min0[k]) ++first;
+        float lo[3], hi[3];
+        for (int e = 0; e < d; ++e) lo[e] = hi[e] = f->lo[e];
+        lo[a] = min0[k];
+        hi[a] = max0[k];
+        draw->box(lo, hi, (int)(k - first), draw->user);
+    }
+}
+
+static bp_status sweep_validate(const bp_algorithm *m, const bp_frame *f) {
+    const bp_sweep *s = (const bp_sweep *)m;
+    if (s->n != f->n) return BP_ERR_INVALID_ARG;
+    const int d = f->dim, a = s->axis;
+    for (size_t k = 0; k < s->n; ++k) {
+        uint32_t i = s->perm[k];
+        if (i >= f->n) return BP_ERR_INVALID_ARG;
+        const float *b = bp_frame_box(f, i);
+        if (s->soa[k] != b[a] || s->soa[s->stride + k] != b[d + a]) return BP_ERR_INVALID_ARG;
+        if (k > 0 && s->soa[k - 1] > s->soa[k]) return BP_ERR_INVALID_ARG;
+    }
+    // A permutation: every index seen exactly once (a bitmap; validation may allocate).
+    bp_context *ctx = m->ctx;
+    size_t bytes = (s->n + 7) / 8 + 1;
+    unsigned char *seen = bp_alloc(ctx, bytes);
+    if (!seen) return BP_ERR_NOMEM;
+    memset(seen, 0, bytes);
+    bp_status st = BP_OK;
+    for (size_t k = 0; k < s->n && st == BP_OK; ++k) {
+        uint32_t i = s->perm[k];
+        if (seen[i / 8] & (1u << (i % 8))) st = BP_ERR_INVALID_ARG;
+        seen[i / 8] |= (unsigned char)(1u << (i % 8));
+    }
+    bp_free(ctx, seen, bytes);
+    return st;
+}
+
+const bp_algorithm_class bp_sweep_class = {
+    .name = "sweep",
+    .create = sweep_create,
+    .destroy = sweep_destroy,
+    .find_pairs = sweep_find_pairs,
+    .reset = sweep_reset,
+    .query = sweep_query,
+    .debug_draw = sweep_debug_draw,
+    .validate = sweep_validate,
+};
