@@ -79,66 +79,6 @@ bp_context_def bp_default_context_def(void) {
     return d;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Allocation
-
-static void *bp_default_alloc(size_t size, size_t align, void *user) {
-    (void)user;
-    // aligned_alloc wants a size that is a multiple of the alignment.
-    size_t rounded = (size + align - 1) & ~(align - 1);
-    if (rounded < size) return NULL;
-    return aligned_alloc(align, rounded);
-}
-
-static void bp_default_free(void *p, size_t size, void *user) {
-    (void)size;
-    (void)user;
-    free(p);
-}
-
-void *bp_alloc(bp_context *ctx, size_t size) {
-    if (size == 0) size = 1;
-    void *p = ctx->alloc.alloc(size, 64, ctx->alloc.user);
-    if (p) ctx->bytes += size;
-    return p;
-}
-
-void bp_free(bp_context *ctx, void *p, size_t size) {
-    if (!p) return;
-    if (size == 0) size = 1;
-    ctx->alloc.free(p, size, ctx->alloc.user);
-    ctx->bytes -= size;
-}
-
-void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st) {
-    if (need <= *cap && old) return old;
-    size_t want = *cap + *cap / 2;
-    if (want < need) want = need;
-    if (want < 16) want = 16;
-    if (want > SIZE_MAX / elem) want = need;
-    if (need > SIZE_MAX / elem) {
-        *st = BP_ERR_NOMEM;
-        return old;
-    }
-    void *p = bp_alloc(ctx, want * elem);
-    if (!p) {
-        *st = BP_ERR_NOMEM;
-        return old;
-    }
-    if (old) {
-        if (keep) memcpy(p, old, *cap * elem);
-        bp_free(ctx, old, *cap * elem);
-    }
-    *cap = want;
-    return p;
-}
-
-bp_status bp_index_grow(bp_index_buf *b) {
-    bp_status st = BP_OK;
-    b->data = bp_grow(b->ctx, b->data, &b->cap, b->count + 1, sizeof *b->data, true, &st);
-    return st;
-}
-
 const bp_context_def *bp_context_def_of(const bp_context *ctx) { return &ctx->def; }
 
 // ---------------------------------------------------------------------------------------------
@@ -223,46 +163,59 @@ static bp_status bp_classify_box(const float *b, int dim) {
     return BP_ERR_INVERTED_BOX;
 }
 
-// Copies n boxes of `dim` axes (2 * dim floats each) to dst, checking every value and gathering
-// statistics into f. -0.0 becomes +0.0 so that float keys and comparisons agree.
-static bp_status bp_load(bp_frame *f, float *BP_RESTRICT dst, const float *BP_RESTRICT src, size_t n, int dim) {
-    const size_t stride = (size_t)(2 * dim);
-    for (int a = 0; a < dim; ++a) {
-        double ssum = 0.0, csum = 0.0, csq = 0.0;
-        float lo = f->lo[a], hi = f->hi[a], smax = f->size_max[a];
-        bool bad = false;
-        for (size_t k = 0; k < n; ++k) {
-            float mn = src[k * stride + a] + 0.0f;
-            float mx = src[k * stride + dim + a] + 0.0f;
+// Copies n boxes of DIM axes (2 * DIM floats each) to dst in one pass, checking every value and
+// gathering statistics into f. -0.0 becomes +0.0 so that float keys and comparisons agree.
+// DIM is a constant in each instantiation so the axis loops unroll.
+static inline bp_status bp_load_dim(bp_frame *f, float *BP_RESTRICT dst, const float *BP_RESTRICT src, size_t n,
+                                    const int DIM) {
+    double ssum[3] = {0}, csum[3] = {0}, csq[3] = {0};
+    float lo[3], hi[3], smax[3];
+    for (int a = 0; a < DIM; ++a) {
+        lo[a] = f->lo[a];
+        hi[a] = f->hi[a];
+        smax[a] = f->size_max[a];
+    }
+    int bad = 0;
+    for (size_t k = 0; k < n; ++k) {
+        const float *in = src + k * (size_t)(2 * DIM);
+        float *out = dst + k * (size_t)(2 * DIM);
+        for (int a = 0; a < DIM; ++a) {
+            float mn = in[a] + 0.0f, mx = in[DIM + a] + 0.0f;
             // One comparison chain rejects NaN (all comparisons false), infinities and min > max.
             bad |= !(mn >= -3.40282347e38f && mx <= 3.40282347e38f && mn <= mx);
-            dst[k * stride + a] = mn;
-            dst[k * stride + dim + a] = mx;
-            lo = mn < lo ? mn : lo;
-            hi = mx > hi ? mx : hi;
-            float s = mx - mn;
-            smax = s > smax ? s : smax;
-            ssum += (double)mx - (double)mn;
-            double c = 0.5 * ((double)mn + (double)mx);
-            csum += c;
-            csq += c * c;
+            out[a] = mn;
+            out[DIM + a] = mx;
+            lo[a] = mn < lo[a] ? mn : lo[a];
+            hi[a] = mx > hi[a] ? mx : hi[a];
+            float sz = mx - mn;  // may round up to +inf for the widest boxes: still an upper bound
+            smax[a] = sz > smax[a] ? sz : smax[a];
+            double dmn = mn, dmx = mx, c = 0.5 * (dmn + dmx);
+            ssum[a] += dmx - dmn;
+            csum[a] += c;
+            csq[a] += c * c;
         }
-        if (bad) {
-            for (size_t k = 0; k < n; ++k) {
-                const float *b = src + k * stride;
-                for (int e = 0; e < dim; ++e)
-                    if (!(b[e] >= -3.40282347e38f && b[dim + e] <= 3.40282347e38f && b[e] <= b[dim + e]))
-                        return bp_classify_box(b, dim);
-            }
+    }
+    if (bad) {
+        for (size_t k = 0; k < n; ++k) {
+            const float *b = src + k * (size_t)(2 * DIM);
+            for (int e = 0; e < DIM; ++e)
+                if (!(b[e] >= -3.40282347e38f && b[DIM + e] <= 3.40282347e38f && b[e] <= b[DIM + e]))
+                    return bp_classify_box(b, DIM);
         }
-        f->lo[a] = lo;
-        f->hi[a] = hi;
-        f->size_max[a] = smax;
-        f->size_sum[a] += ssum;
-        f->center_sum[a] += csum;
-        f->center_sq[a] += csq;
+    }
+    for (int a = 0; a < DIM; ++a) {
+        f->lo[a] = lo[a];
+        f->hi[a] = hi[a];
+        f->size_max[a] = smax[a];
+        f->size_sum[a] += ssum[a];
+        f->center_sum[a] += csum[a];
+        f->center_sq[a] += csq[a];
     }
     return BP_OK;
+}
+
+static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, int dim) {
+    return dim == 2 ? bp_load_dim(f, dst, src, n, 2) : bp_load_dim(f, dst, src, n, 3);
 }
 
 static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const float *b, size_t nb) {

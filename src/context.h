@@ -33,4 +33,10 @@ struct bp_context {
     bp_stats stats;
 };
 
+
+/// The C library allocator (with huge pages for large blocks on Linux), used when the definition
+/// gives no hooks.
+void *bp_default_alloc(size_t size, size_t align, void *user);
+void bp_default_free(void *p, size_t size, void *user);
+
 #endif

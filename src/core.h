@@ -68,6 +68,28 @@ static inline bp_status bp_sink_push(bp_sink *s, uint32_t a, uint32_t b) {
     return BP_OK;
 }
 
+/// Room a flush always leaves (the callback batch is larger than this).
+#define BP_SINK_MIN_ROOM 64
+
+/// Makes room for `k` (at most BP_SINK_MIN_ROOM) more pairs, flushing if needed, so that hot
+/// loops can then write with bp_sink_put and no per-pair capacity test.
+static inline bp_status bp_sink_room(bp_sink *s, size_t k) {
+    if (BP_UNLIKELY(s->cap - s->count < k)) return s->flush(s);
+    return BP_OK;
+}
+
+/// Writes a candidate pair without a capacity test (room reserved with bp_sink_room) and keeps
+/// it when `keep` is 1: a branchless way to compact the hits of a SIMD block. The slot is
+/// written even when the pair is not kept.
+static inline void bp_sink_put(bp_sink *s, uint32_t a, uint32_t b, unsigned keep) {
+    bp_pair p;
+    p.i = a < b ? a : b;
+    p.j = a < b ? b : a;
+    s->buf[s->count] = p;
+    keep &= (unsigned)(!s->split | ((a < s->split) != (b < s->split)));
+    s->count += keep;
+}
+
 /// A growable array of box indices (query results).
 typedef struct bp_index_buf {
     uint32_t *data;
