@@ -341,6 +341,10 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     memset(&sink, 0, sizeof sink);
     sink.ctx = ctx;
     sink.split = (uint32_t)f->split;
+    // Set in both modes: sorted output to a callback is collected in buffer mode and then
+    // delivered through bp_deliver, which calls fn.
+    sink.fn = fn;
+    sink.user = user;
     const bool buffer_mode = fn == NULL || ctx->def.sort_pairs;
     if (buffer_mode) {
         if (!ctx->pairs) {
@@ -360,8 +364,6 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
         sink.buf = ctx->chunk;
         sink.cap = ctx->chunk_cap;
         sink.flush = bp_flush_deliver;
-        sink.fn = fn;
-        sink.user = user;
     }
     uint64_t checks = 0;
     st = state->cls->find_pairs(state, f, &sink, &checks);
