@@ -43,6 +43,10 @@ typedef struct demo {
     unsigned char *oracle;  // --check: brute-force result per object
     SDL_Rect *spans;        // scratch for drawing filled circles
     size_t span_cap;
+    double rmin;            // the smallest radius: the circles drawn from the sprites
+    SDL_Texture *sprite[2]; // a white and a red circle of radius rmin, pre-drawn
+    double sprite_rad;      // their radius in pixels
+    int sprite_m;           // their centre pixel (they are 2m+1 pixels wide)
     bool partition, snap, paused;
     long drag;              // object held by the mouse, -1 when none
     double drag_x, drag_y, drag_v[2];
@@ -195,6 +199,8 @@ static bool demo_set_objects(demo *d, size_t n) {
     d->pos = malloc(2 * n * sizeof *d->pos);
     d->hit = malloc(n);
     d->oracle = malloc(n);
+    d->rmin = INFINITY;
+    for (size_t i = 0; i < n; ++i) d->rmin = d->scene.r[i] < d->rmin ? d->scene.r[i] : d->rmin;
     return d->boxes && d->pos && d->hit && d->oracle;
 }
 
@@ -363,6 +369,51 @@ static bool demo_disc_spans(demo *d, double cx, double cy, double rad, size_t *c
     return true;
 }
 
+static const Uint8 demo_fill[2][3] = {{240, 240, 240}, {235, 45, 45}};  // isolated, hit
+static const Uint8 demo_rim[2][3] = {{140, 145, 160}, {150, 20, 25}};
+
+static void demo_free_sprites(demo *d) {
+    for (int k = 0; k < 2; ++k) {
+        if (d->sprite[k]) SDL_DestroyTexture(d->sprite[k]);
+        d->sprite[k] = NULL;
+    }
+}
+
+// Pre-draws the common circle once per colour: one texture copy per circle is far cheaper than
+// dozens of spans, above all for renderers without a GPU. Fails soft: without sprites every
+// circle is drawn from spans.
+static bool demo_make_sprites(demo *d, SDL_Renderer *r) {
+    const double rad = d->rmin * d->scale;
+    if (d->sprite[0] && d->sprite[1] && d->sprite_rad == rad) return true;
+    demo_free_sprites(d);
+    d->sprite_rad = rad;
+    if (!(rad > 0 && rad <= 256)) return true;
+    const int m = (int)ceil(rad), side = 2 * m + 1;
+    for (int k = 0; k < 2; ++k) {
+        SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, side, side, 32, SDL_PIXELFORMAT_RGBA32);
+        if (!sf) break;
+        SDL_FillRect(sf, NULL, SDL_MapRGBA(sf->format, 0, 0, 0, 0));
+        size_t count = 0;
+        bool ok = true;
+        if (rad >= 3) {
+            ok = demo_disc_spans(d, m + 0.5, m + 0.5, rad, &count);
+            if (ok) SDL_FillRects(sf, d->spans, (int)count, SDL_MapRGBA(sf->format, demo_rim[k][0], demo_rim[k][1], demo_rim[k][2], 255));
+            count = 0;
+            ok = ok && demo_disc_spans(d, m + 0.5, m + 0.5, rad - 1.25, &count);
+        } else {
+            ok = demo_disc_spans(d, m + 0.5, m + 0.5, rad, &count);
+        }
+        if (ok) SDL_FillRects(sf, d->spans, (int)count, SDL_MapRGBA(sf->format, demo_fill[k][0], demo_fill[k][1], demo_fill[k][2], 255));
+        d->sprite[k] = ok ? SDL_CreateTextureFromSurface(r, sf) : NULL;
+        SDL_FreeSurface(sf);
+        if (!d->sprite[k]) break;
+        SDL_SetTextureBlendMode(d->sprite[k], SDL_BLENDMODE_BLEND);
+    }
+    if (!d->sprite[0] || !d->sprite[1]) demo_free_sprites(d);
+    d->sprite_m = m;
+    return true;
+}
+
 typedef struct demo_draw_ctx {
     demo *d;
     SDL_Renderer *r;
@@ -403,32 +454,35 @@ static bool demo_draw(demo *d, SDL_Renderer *r) {
     SDL_Rect hud = {0, 0, d->width, BP_DEMO_HUD_H};
     SDL_RenderFillRect(r, &hud);
 
-    // Circles: white first, red on top, so a crowd reads as red. Each circle is its own disc
-    // (a darker rim, then the fill) when big enough to show a rim, else one batch per colour.
+    // Circles: white first, red on top, so a crowd reads as red. The common radius comes from
+    // the sprites (centred on the pixel that holds the centre); other sizes are a disc of
+    // spans (a darker rim, then the fill) when big enough to show a rim, else one batch.
+    demo_make_sprites(d, r);
     for (int pass = 0; pass < 2; ++pass) {
         size_t count = 0;
         for (size_t i = 0; i < s->n; ++i) {
             if (d->hit[i] != pass) continue;
             double cx = d->pos[2 * i] * sc, cy = BP_DEMO_HUD_H + d->pos[2 * i + 1] * sc, rad = s->r[i] * sc;
-            if (rad >= 3) {
+            if (d->sprite[pass] && s->r[i] == d->rmin) {
+                const int m = d->sprite_m;
+                SDL_Rect dst = {(int)floor(cx) - m, (int)floor(cy) - m, 2 * m + 1, 2 * m + 1};
+                SDL_RenderCopy(r, d->sprite[pass], NULL, &dst);
+            } else if (rad >= 3) {
                 // Spans after the small circles' batch, which is drawn at the end of the pass.
                 size_t rim = count;
                 if (!demo_disc_spans(d, cx, cy, rad, &rim)) return false;
-                if (pass) demo_color(r, 150, 20, 25, 255);
-                else demo_color(r, 140, 145, 160, 255);
+                demo_color(r, demo_rim[pass][0], demo_rim[pass][1], demo_rim[pass][2], 255);
                 SDL_RenderFillRects(r, d->spans + count, (int)(rim - count));
                 size_t fill = count;
                 if (!demo_disc_spans(d, cx, cy, rad - 1.25, &fill)) return false;
-                if (pass) demo_color(r, 235, 45, 45, 255);
-                else demo_color(r, 240, 240, 240, 255);
+                demo_color(r, demo_fill[pass][0], demo_fill[pass][1], demo_fill[pass][2], 255);
                 SDL_RenderFillRects(r, d->spans + count, (int)(fill - count));
             } else if (!demo_disc_spans(d, cx, cy, rad, &count)) {
                 return false;
             }
         }
         if (count) {
-            if (pass) demo_color(r, 235, 45, 45, 255);
-            else demo_color(r, 240, 240, 240, 255);
+            demo_color(r, demo_fill[pass][0], demo_fill[pass][1], demo_fill[pass][2], 255);
             SDL_RenderFillRects(r, d->spans, (int)count);
         }
     }
@@ -455,7 +509,7 @@ static bool demo_draw(demo *d, SDL_Renderer *r) {
         strncat(line, fps, sizeof line - strlen(line) - 1);
     }
     if (len > 0 && (size_t)len < sizeof line) {
-        const char *flags[3] = {d->snap ? "  snap" : "", d->partition ? "  d" : "", d->paused ? "  paused" : ""};
+        const char *flags[3] = {d->snap ? "  snap" : "", d->partition ? "  partition" : "", d->paused ? "  paused" : ""};
         for (int k = 0; k < 3; ++k) strncat(line, flags[k], sizeof line - strlen(line) - 1);
     }
     if (d->message_frames > 0) {
@@ -668,6 +722,7 @@ static int demo_run(demo *d) {
     }
     rc = 0;
 done:
+    demo_free_sprites(d);
     if (r) SDL_DestroyRenderer(r);
     if (surface) SDL_FreeSurface(surface);
     if (win) SDL_DestroyWindow(win);
