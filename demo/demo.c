@@ -18,6 +18,8 @@
 
 // Largest object count `+` reaches: beyond it a frame is too slow to be a demo.
 #define DEMO_MAX_N ((size_t)1 << 22)
+// Largest count brute force is given from the keyboard: n^2 / 2 tests must stay interactive.
+#define DEMO_MAX_BRUTE_N ((size_t)1 << 14)
 
 typedef struct demo_options {
     const char *scene;
@@ -54,6 +56,8 @@ typedef struct demo {
     int width, height;
     // Heads-up figures of the last frame.
     double bp_ms, bp_ms_avg, fps;
+    double bp_ms_total;     // over every frame, for the closing line
+    long bp_calls;
     uint64_t checks, pairs, hits;
     bp_method ran;
     char message[64];       // a short note shown in the HUD for a while
@@ -206,6 +210,10 @@ static bool demo_set_objects(demo *d, size_t n) {
 
 // Switches to `m` when this build has it; the old context stays when the new one fails.
 static bool demo_set_method(demo *d, bp_method m) {
+    if (m == BP_METHOD_BRUTE && d->scene.n > DEMO_MAX_BRUTE_N && d->ctx) {
+        demo_note(d, "brute: too many circles");
+        return false;
+    }
     if (!bp_method_available(m)) {
         char note[64];
         snprintf(note, sizeof note, "%s: not built", bp_method_name(m) ? bp_method_name(m) : "?");
@@ -291,6 +299,8 @@ static bp_status demo_update(demo *d) {
     double t1 = demo_seconds();
     if (st != BP_OK) return st;
     d->bp_ms = (t1 - t0) * 1e3;
+    d->bp_ms_total += d->bp_ms;
+    ++d->bp_calls;
     d->bp_ms_avg = d->bp_ms_avg > 0 ? 0.9 * d->bp_ms_avg + 0.1 * d->bp_ms : d->bp_ms;
 
     memset(d->hit, 0, n);
@@ -428,9 +438,17 @@ static void demo_draw_box(const float *lo, const float *hi, int level, void *use
     static const Uint8 shades[4][3] = {{40, 200, 70}, {90, 235, 120}, {30, 170, 150}, {150, 255, 90}};
     const Uint8 *col = shades[(level < 0 ? -level : level) % 4];
     demo_color(c->r, col[0], col[1], col[2], 190);
+    // A cell may reach far outside the stage (a coarse level, a loose bound): clamp before the
+    // conversion to int, which would overflow for huge coordinates.
+    const double w = c->d->scene.world, pad = w;
+    double cl[4] = {lo[0], lo[1], hi[0], hi[1]};
+    for (int k = 0; k < 4; ++k) {
+        if (isnan(cl[k])) return;
+        cl[k] = cl[k] < -pad ? -pad : (cl[k] > w + pad ? w + pad : cl[k]);
+    }
     int x0, y0, x1, y1;
-    bp_demo_pixel(lo[0], lo[1], s, &x0, &y0);
-    bp_demo_pixel(hi[0], hi[1], s, &x1, &y1);
+    bp_demo_pixel(cl[0], cl[1], s, &x0, &y0);
+    bp_demo_pixel(cl[2], cl[3], s, &x1, &y1);
     const int step = 3, lv = level < 0 ? 0 : (level > 4000 ? 4000 : level);
     if (lo[1] == hi[1] && lo[0] < hi[0]) {
         SDL_Rect bar = {x0, BP_DEMO_HUD_H + lv * step, x1 - x0 + 1, step - 1};
@@ -539,6 +557,10 @@ static void demo_key(demo *d, SDL_Keycode key, Uint16 mod, bool *quit) {
         bool more = key == SDLK_PLUS || key == SDLK_KP_PLUS || key == SDLK_EQUALS;
         size_t n = d->scene.n;
         size_t want = more ? (n * 2 > DEMO_MAX_N ? DEMO_MAX_N : n * 2) : (n / 2 ? n / 2 : 1);
+        if (d->method == BP_METHOD_BRUTE && want > DEMO_MAX_BRUTE_N && want > n) {
+            demo_note(d, "brute: too many circles");
+            break;
+        }
         if (want != n && !demo_set_objects(d, want)) {
             // Out of memory for the new count: go back to the old one.
             demo_note(d, "out of memory");
@@ -604,7 +626,8 @@ static void demo_event(demo *d, const SDL_Event *e, bool *quit) {
         *quit = true;
         break;
     case SDL_KEYDOWN:
-        demo_key(d, e->key.keysym.sym, e->key.keysym.mod, quit);
+        // Auto-repeat would run +/- away (each press doubles); one press, one step.
+        if (!e->key.repeat) demo_key(d, e->key.keysym.sym, e->key.keysym.mod, quit);
         break;
     case SDL_MOUSEBUTTONDOWN:
         if (e->button.button == SDL_BUTTON_LEFT)
@@ -714,9 +737,10 @@ static int demo_run(demo *d) {
         last = now;
         if (d->message_frames > 0) --d->message_frames;
         if (last_frame) {
-            printf("frame %ld method %s n %zu pairs %llu hits %llu checks %llu\n", frame,
+            printf("frame %ld method %s n %zu pairs %llu hits %llu checks %llu mean_bp_ms %.4f\n", frame,
                    bp_method_name(d->ran), d->scene.n, (unsigned long long)d->pairs,
-                   (unsigned long long)d->hits, (unsigned long long)d->checks);
+                   (unsigned long long)d->hits, (unsigned long long)d->checks,
+                   d->bp_ms_total / (double)(d->bp_calls ? d->bp_calls : 1));
             break;
         }
     }
