@@ -80,6 +80,13 @@ bp_demo_test(demo_keys
   --headless --frames 24 --check --script d,s,+,tab,tab,tab,tab,tab,tab,-,-,space,1,2,3,4,5,6,space,s,d,+
   --png ${BP_DEMO_OUT}/keys.png)
 
+# The windowed path (window, renderer, event loop, reading the window's pixels back) with SDL's
+# dummy video driver, so it runs without a display.
+bp_demo_test(demo_window_dummy_driver
+  --frames 20 --script d,s,tab --png ${BP_DEMO_OUT}/window.png
+  :: --png ${BP_DEMO_OUT}/window.png --frames 20 --snap)
+set_tests_properties(demo_window_dummy_driver PROPERTIES ENVIRONMENT "SDL_VIDEODRIVER=dummy")
+
 # Usage errors fail (exit status 2): an unknown method, --headless without --frames, a bad count.
 foreach(bad "--method;nope" "--headless" "--frames;x")
   string(REPLACE ";" "_" tag "${bad}")
