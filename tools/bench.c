@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "naive_sweep.h"
@@ -462,9 +463,13 @@ static int bm_block(const bm_opts *o, bp_scene_kind kind, size_t n, bm_scratch *
     bm_result res[BM_METHOD_COUNT];
     memset(res, 0, sizeof res);
     int status = BP_EXIT_OK;
+    // Long runs say what they are doing, on a terminal only (never in captured output).
+    bool progress = isatty(STDERR_FILENO) == 1;
     for (size_t k = 0; k < BM_METHOD_COUNT; ++k) {
         if (!o->methods[k]) continue;
+        if (progress) fprintf(stderr, "\r\033[K%s N = %zu: %s...", bp_scene_name(kind), n, bm_methods[k].name);
         int rc = bm_run(o, kind, n, &bm_methods[k], &res[k], sc);
+        if (progress) fprintf(stderr, "\r\033[K");
         if (rc < 0) status = BP_EXIT_FAIL;
         if (rc > 0) *mismatch = true;
         if (o->csv) bm_print_csv(o, kind, n, &bm_methods[k], &res[k]);
