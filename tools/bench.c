@@ -148,7 +148,7 @@ static int bm_compare(const bp_pair *got, size_t ngot, const bp_pair *ref, size_
         }
         sc->keys[k] = (uint64_t)i << 32 | j;
     }
-    qsort(sc->keys, ngot, sizeof *sc->keys, bm_cmp_u64);
+    if (ngot > 1) qsort(sc->keys, ngot, sizeof *sc->keys, bm_cmp_u64); // never qsort(NULL, 0)
     size_t a = 0, b = 0;
     while (a < ngot || b < nref) {
         uint64_t rk = b < nref ? ((uint64_t)ref[b].i << 32 | ref[b].j) : UINT64_MAX;
