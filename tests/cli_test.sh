@@ -206,8 +206,9 @@ bench_table)
     for s in seed uniform clustered mixed line; do
         grep -q "^$s  2D  N = 300  frames 2  seed 1\$" "$TMP/out" || fail "no block for $s"
     done
-    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive' "$TMP/out")" -eq 5 ] || fail "headers"
-    [ "$(grep -c '^naive-sweep .* 1\.00x$' "$TMP/out")" -eq 5 ] || fail "baseline ratio"
+    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive.*vs sweep' "$TMP/out")" -eq 5 ] || fail "headers"
+    [ "$(grep -c '^naive-sweep .* 1\.00x  *[0-9.]*x$' "$TMP/out")" -eq 5 ] || fail "baseline ratio"
+    [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 5 ] || fail "sweep ratio"
     ;;
 bench_skip)
     # Brute force at N = 100,000 is estimated over 5 s per frame and skipped without running.
