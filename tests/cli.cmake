@@ -108,7 +108,9 @@ if(TARGET broadphase_cli AND BP_BASH)
     cli.usage.query_negative_radius cli.usage.bench_unknown_scene cli.usage.bench_unknown_method)
 
   add_test(NAME cli.bench.csv_check COMMAND ${BP_CLI_TEST} bench_csv)
-  list(APPEND BP_CLI_TESTS cli.bench.csv_check)
+  add_test(NAME cli.bench.table COMMAND ${BP_CLI_TEST} bench_table)
+  add_test(NAME cli.bench.skip COMMAND ${BP_CLI_TEST} bench_skip)
+  list(APPEND BP_CLI_TESTS cli.bench.csv_check cli.bench.table cli.bench.skip)
 
   set_tests_properties(${BP_CLI_TESTS} PROPERTIES SKIP_RETURN_CODE 77)
 endif()

@@ -199,6 +199,25 @@ bench_csv)
     [ "$(tail -n +2 "$TMP/out" | wc -l)" -eq "$(echo $methods | wc -w)" ] || fail "extra lines"
     [ "$(tail -n +2 "$TMP/out" | cut -d, -f10 | sort -u | wc -l)" -eq 1 ] || fail "methods disagree on pairs"
     ;;
+bench_table)
+    # Every scene gets its block with a header and the ratio column; the baseline reads 1.00x.
+    "$BIN" bench --scene all --n 300 --frames 2 --method naive-sweep,brute,sweep >"$TMP/out" || fail "bench exit status"
+    cat "$TMP/out"
+    for s in seed uniform clustered mixed line; do
+        grep -q "^$s  2D  N = 300  frames 2  seed 1\$" "$TMP/out" || fail "no block for $s"
+    done
+    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive.*vs sweep' "$TMP/out")" -eq 5 ] || fail "headers"
+    [ "$(grep -c '^naive-sweep .* 1\.00x  *[0-9.]*x$' "$TMP/out")" -eq 5 ] || fail "baseline ratio"
+    [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 5 ] || fail "sweep ratio"
+    ;;
+bench_skip)
+    # Brute force at N = 100,000 is estimated over 5 s per frame and skipped without running.
+    "$BIN" bench --scene uniform --n 100000 --method brute --frames 1 >"$TMP/out" || fail "bench exit status"
+    cat "$TMP/out"
+    grep -q '^brute .*skipped (>5 s/frame' "$TMP/out" || fail "brute not skipped at 100000"
+    "$BIN" bench --scene uniform --n 100000 --method brute --frames 1 --format csv >"$TMP/csv" || fail "csv status"
+    grep -qx 'uniform,2,100000,brute,1,1,,,,,' "$TMP/csv" || fail "skipped CSV line"
+    ;;
 *)
     fail "unknown case"
     ;;
