@@ -370,6 +370,9 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     }
     if (!ctx) return BP_ERR_NULL;
     memset(&ctx->stats, 0, sizeof ctx->stats);
+    // Every failed call leaves the context without boxes (the header's contract), argument
+    // errors included, not only those found while loading.
+    ctx->have_boxes = false;
     if ((!out && !fn) || (!a && na) || (!b && nb)) return BP_ERR_NULL;
     if (dim != ctx->dim) return BP_ERR_DIMENSION;
     if (na > BP_MAX_BOXES || nb > BP_MAX_BOXES || na + nb > BP_MAX_BOXES) return BP_ERR_TOO_MANY;
