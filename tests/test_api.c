@@ -63,8 +63,8 @@ static void case_sorted(int argc, char **argv) {
     bp_context *plain = bpt_context(m, d, NULL);
     bpt_boxes b = {0};
     bpt_pairs unsorted = {0};
-    for (int t = 0; t < 30; ++t) {
-        size_t n = bpt_below(&r, 3000);
+    for (int t = 0; t < 15; ++t) {
+        size_t n = bpt_below(&r, 2000);
         bpt_random_boxes(&r, &b, d, n, 12.0 * sqrt((double)n + 1.0), 0.1, 4.0);
         for (int mode = 0; mode < 2; ++mode) {
             bpt_note("trial %d, n = %zu, mode %d", t, n, mode);

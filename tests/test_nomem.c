@@ -107,9 +107,9 @@ static bp_status queries(scenario *s, bp_context *ctx) {
 }
 
 static bp_status between(scenario *s, bp_context *ctx, int step, bool sorted) {
-    make_boxes(s, step, 250, 30.0);
+    make_boxes(s, step, 150, 25.0);
     bpt_rng r = bpt_rng_make(2000 + (uint64_t)step);
-    bpt_random_boxes(&r, &s->other, s->dim, 180, 30.0, 0.2, 2.0);
+    bpt_random_boxes(&r, &s->other, s->dim, 120, 25.0, 0.2, 2.0);
     bp_status st = bpt_find_between(ctx, s->dim, s->set.v, s->set.n, s->other.v, s->other.n, &s->got);
     if (st != BP_OK) {
         s->holds[ctx == s->a ? 0 : 1] = false;
@@ -136,20 +136,20 @@ static bp_status step(scenario *s, int k) {
     case 1: return frame(s, s->a, 40, 20.0, k, BPT_BUFFER, false);
     case 2: return frame(s, s->a, 40, 20.0, k, BPT_BUFFER, false);
     case 3: return frame(s, s->a, 300, 40.0, k, BPT_CALLBACK, false);
-    case 4: return frame(s, s->a, 600, 50.0, k, BPT_BUFFER, false);
+    case 4: return frame(s, s->a, 400, 40.0, k, BPT_BUFFER, false);
     case 5: return queries(s, s->a);
     case 6: return between(s, s->a, k, false);
     case 7: return queries(s, s->a);
     case 8: s->holds[1] = false; return create(s, &s->b, true);
-    case 9: return frame(s, s->b, 500, 30.0, k, BPT_BUFFER, true);
-    case 10: return frame(s, s->b, 500, 30.0, k, BPT_CALLBACK, true);
+    case 9: return frame(s, s->b, 300, 30.0, k, BPT_BUFFER, true);
+    case 10: return frame(s, s->b, 300, 30.0, k, BPT_CALLBACK, true);
     case 11: return between(s, s->b, k, true);
     case 12: return queries(s, s->b);
-    // Dense: thousands of pairs (about 11,000 in 2D), several growths of the pair buffer and
-    // several callback batches.
-    case 13: return frame(s, s->a, 500, 8.0, k, BPT_BUFFER, false);
-    case 14: return frame(s, s->a, 500, 8.0, k, BPT_CALLBACK, false);
-    case 15: return frame(s, s->b, 500, 8.0, k, BPT_CALLBACK, true);
+    // Dense: thousands of pairs (about 7,000 in 2D), several growths of the pair buffer and
+    // two callback batches.
+    case 13: return frame(s, s->a, 350, 7.0, k, BPT_BUFFER, false);
+    case 14: return frame(s, s->a, 350, 7.0, k, BPT_CALLBACK, false);
+    case 15: return frame(s, s->b, 350, 7.0, k, BPT_CALLBACK, true);
     }
     return BP_ERR_INVALID_ARG;
 }
