@@ -295,8 +295,11 @@ static bp_status bp_flush_deliver(bp_sink *s) {
 // Sorts ctx->pairs[0..count) by (i, j) with one radix sort of packed keys.
 static bp_status bp_sort_pairs(bp_context *ctx, size_t count, size_t n) {
     if (count < 2) return BP_OK;
-    BP_RESERVE_DISCARD(ctx, ctx->sort_keys, ctx->sort_cap, count);
-    BP_RESERVE_DISCARD(ctx, ctx->sort_tmp, ctx->sort_tmp_cap, count);
+    // Sized to the pair buffer (which grows by 1.5x), not to this frame's count: otherwise the
+    // first sorted frame fixes the capacity exactly and a warm frame with a few more pairs
+    // allocates.
+    BP_RESERVE_DISCARD(ctx, ctx->sort_keys, ctx->sort_cap, ctx->pair_cap);
+    BP_RESERVE_DISCARD(ctx, ctx->sort_tmp, ctx->sort_tmp_cap, ctx->pair_cap);
     unsigned bits = 1;
     while (bits < 32 && ((size_t)1 << bits) < n) ++bits;
     uint64_t *keys = ctx->sort_keys;
@@ -320,6 +323,9 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     }
     if (!ctx) return BP_ERR_NULL;
     memset(&ctx->stats, 0, sizeof ctx->stats);
+    // Every failed call leaves the context without boxes (the header's contract), argument
+    // errors included, not only those found while loading.
+    ctx->have_boxes = false;
     if ((!out && !fn) || (!a && na) || (!b && nb)) return BP_ERR_NULL;
     if (dim != ctx->dim) return BP_ERR_DIMENSION;
     if (na > BP_MAX_BOXES || nb > BP_MAX_BOXES || na + nb > BP_MAX_BOXES) return BP_ERR_TOO_MANY;

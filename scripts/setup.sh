@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs what building and testing broadphase needs, on Debian 12 (bookworm), with apt-get,
+# and only what is missing: fast and silent when everything is there, so the README and CI can
+# run it every time. Works as root, or through sudo when not root; never prompts.
+set -euo pipefail
+
+# ---- Packages the build uses today -------------------------------------------------------------
+packages=(
+  build-essential   # C compiler, make
+  cmake             # the build (3.16 or newer)
+  pkg-config        # the install test's pkg-config consumer
+)
+
+# ---- Extend here when the build starts using them (keep one package a line, with its reason) ---
+# packages+=(libsdl2-dev)   # demo/ (BP_BUILD_DEMO finds SDL2)
+# packages+=(libstb-dev)    # demo screenshots
+# packages+=(xvfb)          # headless demo run in CI
+# packages+=(valgrind)      # callgrind instruction counts for benchmarks
+# packages+=(...)           # benchmark peers (Box2D, Chipmunk2D, Bullet, CGAL)
+# -------------------------------------------------------------------------------------------------
+
+installed() {
+  dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
+}
+
+if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  # Not Debian: say what is needed and carry on if the tools are there anyway.
+  for tool in cc cmake pkg-config; do
+    command -v "$tool" >/dev/null 2>&1 || {
+      echo "setup.sh: not a Debian system and '$tool' is missing; install: ${packages[*]}" >&2
+      exit 1
+    }
+  done
+  echo "setup.sh: not a Debian system; cc, cmake and pkg-config found"
+  exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup.sh: all packages present (${packages[*]})"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo -n)   # -n: fail rather than wait for a password nobody will type
+else
+  echo "setup.sh: missing ${missing[*]}, and neither root nor sudo to install them" >&2
+  exit 1
+fi
+
+echo "setup.sh: installing ${missing[*]}"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,274 @@
+// The API around pair finding: statistics, sorted output, callback batches, validation, debug
+// drawing, method names, the definition, destroy(NULL), the version, and the list of methods
+// the suite covers. Usage: test_api CASE [METHOD DIM | METHOD_LIST].
+#include "harness.h"
+
+static bpt_pairs got;
+
+static void case_stats(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int d = bpt_dim_arg(argc, argv, 1);
+    bpt_rng r = bpt_rng_make(1);
+    bp_context *ctx = bpt_context(m, d, NULL);
+    bp_stats st;
+    bpt_boxes b = {0};
+    static const size_t ns[] = {0, 1, 2, 10, 64, 65, 500, 3000};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k) {
+        size_t n = ns[k];
+        bpt_note("n = %zu", n);
+        bpt_random_boxes(&r, &b, d, n, 10.0 * sqrt((double)n + 1.0), 0.1, 2.0);
+        CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_BUFFER, &got));
+        CHECK_OK(bp_get_stats(ctx, &st));
+        CHECK_EQ(st.n, n);
+        CHECK_EQ(st.pairs, got.n);
+        // Every pair needs a test; brute force tests every pair. (A structure may rule out all
+        // candidates without a single test, so checks can be 0 with n >= 2 and no pairs.)
+        if (st.pairs > 0 || (n >= 2 && st.method == BP_METHOD_BRUTE))
+            CHECK_MSG(st.checks > 0, "no checks counted for n = %zu", n);
+        CHECK_MSG(st.checks >= st.pairs, "fewer checks (%llu) than pairs (%llu)", (unsigned long long)st.checks,
+                  (unsigned long long)st.pairs);
+        if (st.method == BP_METHOD_BRUTE) CHECK_EQ(st.checks, n * (n - (n > 0)) / 2);
+        if (m != BP_METHOD_AUTO) CHECK_EQ(st.method, m);
+        CHECK(st.method != BP_METHOD_AUTO && bp_method_available(st.method));
+        CHECK(st.bytes > 0);
+        // Callback delivery counts the same pairs.
+        CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_CALLBACK, &got));
+        CHECK_OK(bp_get_stats(ctx, &st));
+        CHECK_EQ(st.pairs, got.n);
+        // Bipartite: checks at most na * nb for brute force.
+        CHECK_OK(bpt_find_between(ctx, d, b.v, n / 2, bpt_box(&b, n / 2), n - n / 2, &got));
+        CHECK_OK(bp_get_stats(ctx, &st));
+        CHECK_EQ(st.pairs, got.n);
+        CHECK_EQ(st.n, n);
+        if (st.method == BP_METHOD_BRUTE) CHECK(st.checks <= (uint64_t)(n / 2) * (uint64_t)(n - n / 2));
+    }
+    // A failed call leaves no pairs in the statistics.
+    float bad[6] = {NAN, 0, 0, 1, 1, 1};
+    CHECK_ST(bpt_find(ctx, d, bad, 1, BPT_BUFFER, &got), BP_ERR_NONFINITE);
+    CHECK_OK(bp_get_stats(ctx, &st));
+    CHECK_EQ(st.pairs, 0);
+    bp_context_destroy(ctx);
+    bpt_boxes_free(&b);
+}
+
+// sort_pairs: ascending (i, j) whatever the method, in buffer and callback mode (the batches
+// concatenated are sorted too), and the same set as unsorted output.
+static void case_sorted(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int d = bpt_dim_arg(argc, argv, 1);
+    bpt_rng r = bpt_rng_make(2);
+    bp_context_def def = bp_default_context_def();
+    def.sort_pairs = true;
+    bp_context *ctx = bpt_context(m, d, &def);
+    bp_context *plain = bpt_context(m, d, NULL);
+    bpt_boxes b = {0};
+    bpt_pairs unsorted = {0};
+    for (int t = 0; t < 15; ++t) {
+        size_t n = bpt_below(&r, 2000);
+        bpt_random_boxes(&r, &b, d, n, 12.0 * sqrt((double)n + 1.0), 0.1, 4.0);
+        for (int mode = 0; mode < 2; ++mode) {
+            bpt_note("trial %d, n = %zu, mode %d", t, n, mode);
+            CHECK_OK(bpt_find(ctx, d, b.v, n, (bpt_delivery)mode, &got));
+            CHECK_MSG(bpt_pairs_sorted(&got), "pairs not sorted");
+            CHECK_OK(bpt_find(plain, d, b.v, n, (bpt_delivery)mode, &unsorted));
+            bpt_pairs_sort(&unsorted);
+            CHECK_EQ(unsorted.n, got.n);
+            for (size_t k = 0; k < got.n; ++k) CHECK(unsorted.k[k] == got.k[k]);
+        }
+    }
+    bp_context_destroy(ctx);
+    bp_context_destroy(plain);
+    bpt_boxes_free(&b);
+    bpt_pairs_free(&unsorted);
+}
+
+// Callback batches, concatenated, equal the buffer result (same order for sorted output; the
+// same set otherwise); every batch non-empty; many batches for a dense scene.
+static void case_batches(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int d = bpt_dim_arg(argc, argv, 1);
+    bpt_rng r = bpt_rng_make(3);
+    bpt_boxes b = {0};
+    bpt_pairs buf = {0};
+    for (int sorted = 0; sorted < 2; ++sorted) {
+        bp_context_def def = bp_default_context_def();
+        def.sort_pairs = sorted;
+        bp_context *ctx = bpt_context(m, d, &def);
+        for (int t = 0; t < 6; ++t) {
+            size_t n = t < 3 ? 1500 : 400;
+            bpt_random_boxes(&r, &b, d, n, t < 3 ? 20.0 : 400.0, 0.5, 3.0);  // dense, then sparse
+            bpt_note("sorted %d trial %d", sorted, t);
+            CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_BUFFER, &buf));
+            bpt_collect c = {&got, 0, 0};
+            got.n = 0;
+            CHECK_OK(d == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(b.v), n, bpt_collect_fn, &c)
+                            : bp_find_pairs3_cb(ctx, bpt_as3(b.v), n, bpt_collect_fn, &c));
+            CHECK_EQ(got.n, buf.n);
+            if (t < 3 && d == 2) CHECK_MSG(c.batches > 1, "a dense scene came in %zu batch(es)", c.batches);
+            if (!sorted) {
+                bpt_pairs_sort(&got);
+                bpt_pairs_sort(&buf);
+            }
+            for (size_t k = 0; k < got.n; ++k) CHECK(got.k[k] == buf.k[k]);
+        }
+        bp_context_destroy(ctx);
+    }
+    bpt_boxes_free(&b);
+    bpt_pairs_free(&buf);
+}
+
+typedef struct draw_count {
+    size_t boxes;
+    int dim;
+    bool bad;
+} draw_count;
+
+static void draw_box(const float *lo, const float *hi, int level, void *user) {
+    draw_count *c = user;
+    c->boxes++;
+    for (int a = 0; a < c->dim; ++a)
+        if (!(lo[a] <= hi[a]) || !isfinite(lo[a]) || !isfinite(hi[a])) c->bad = true;
+    if (level < 0) c->bad = true;
+}
+
+// Debug drawing runs for every method after every kind of call (a NULL box callback too).
+static void case_debug_draw(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int d = bpt_dim_arg(argc, argv, 1);
+    bpt_rng r = bpt_rng_make(4);
+    bp_context *ctx = bpt_context(m, d, NULL);
+    bpt_boxes b = {0};
+    static const size_t ns[] = {0, 1, 30, 800};
+    size_t total = 0;
+    for (size_t k = 0; k < 4; ++k) {
+        bpt_random_boxes(&r, &b, d, ns[k], 50.0, 0.1, 3.0);
+        for (int call = 0; call < 2; ++call) {
+            bpt_note("n = %zu, call %d", ns[k], call);
+            if (call == 0) CHECK_OK(bpt_find(ctx, d, b.v, b.n, BPT_BUFFER, &got));
+            else CHECK_OK(bpt_find_between(ctx, d, b.v, b.n / 2, bpt_box(&b, b.n / 2), b.n - b.n / 2, &got));
+            draw_count c = {0, d, false};
+            bp_debug_draw dd = {draw_box, &c};
+            CHECK_OK(bp_debug_draw_structure(ctx, &dd));
+            CHECK_MSG(!c.bad, "debug draw gave an inverted or non-finite box or a negative level");
+            total += c.boxes;
+            bp_debug_draw none = {NULL, NULL};
+            CHECK_OK(bp_debug_draw_structure(ctx, &none));
+            CHECK_OK(bp_validate(ctx));
+        }
+    }
+    printf("%zu boxes drawn\n", total);
+    bp_context_destroy(ctx);
+    bpt_boxes_free(&b);
+}
+
+static void case_names(int argc, char **argv) {
+    (void)argc, (void)argv;
+    static const char *const expect[] = {"auto", "brute", "sweep", "grid", "quadtree", "rdc"};
+    CHECK_EQ(sizeof expect / sizeof expect[0], BP_METHOD_COUNT);
+    for (int m = 0; m < BP_METHOD_COUNT; ++m) {
+        const char *name = bp_method_name((bp_method)m);
+        CHECK(name != NULL);
+        CHECK_MSG(strcmp(name, expect[m]) == 0, "method %d is named '%s'", m, name);
+        bp_method back = BP_METHOD_COUNT;
+        CHECK_OK(bp_method_from_name(name, &back));
+        CHECK_EQ(back, m);
+    }
+    CHECK(bp_method_name(BP_METHOD_COUNT) == NULL);
+    CHECK(bp_method_name((bp_method)-1) == NULL);
+    bp_method mm = BP_METHOD_GRID;
+    CHECK_ST(bp_method_from_name("", &mm), BP_ERR_INVALID_ARG);
+    CHECK_ST(bp_method_from_name("Sweep", &mm), BP_ERR_INVALID_ARG);
+    CHECK_ST(bp_method_from_name("sweep ", &mm), BP_ERR_INVALID_ARG);
+    CHECK_EQ(mm, BP_METHOD_GRID);
+    CHECK(bp_method_available(BP_METHOD_AUTO));
+    CHECK(bp_method_available(BP_METHOD_BRUTE));
+    CHECK(bp_method_available(BP_METHOD_SWEEP));
+    CHECK(!bp_method_available(BP_METHOD_COUNT));
+    CHECK(!bp_method_available((bp_method)-1));
+}
+
+static void *my_alloc(size_t s, size_t a, void *u) {
+    bpt_alloc *al = u;
+    return bpt_alloc_fn(s, a, al);
+}
+
+// The definition comes back as given, defaults resolved.
+static void case_def(int argc, char **argv) {
+    (void)argc, (void)argv;
+    bp_context_def def = bp_default_context_def();
+    CHECK_EQ(def.dimension, 2);
+    CHECK_EQ(def.method, BP_METHOD_AUTO);
+    CHECK(!def.sort_pairs);
+    CHECK_EQ(def.sweep.axis, -1);
+    CHECK(def.sweep.coherence);
+    CHECK(def.allocator.alloc == NULL && def.allocator.free == NULL);
+    def.dimension = 3;
+    def.method = BP_METHOD_SWEEP;
+    def.sort_pairs = true;
+    def.sweep.axis = 2;
+    def.sweep.coherence = false;
+    def.rdc.threshold = 7;
+    bpt_alloc al;
+    memset(&al, 0, sizeof al);
+    def.allocator.alloc = my_alloc;
+    def.allocator.free = bpt_free_fn;
+    def.allocator.user = &al;
+    bp_context *ctx = NULL;
+    CHECK_OK(bp_context_create(&def, &ctx));
+    bp_context_def back;
+    memset(&back, 0xff, sizeof back);
+    CHECK_OK(bp_context_get_def(ctx, &back));
+    CHECK_EQ(back.dimension, 3);
+    CHECK_EQ(back.method, BP_METHOD_SWEEP);
+    CHECK(back.sort_pairs);
+    CHECK_EQ(back.sweep.axis, 2);
+    CHECK(!back.sweep.coherence);
+    CHECK_EQ(back.rdc.threshold, 7);
+    CHECK(back.allocator.alloc == my_alloc && back.allocator.free == bpt_free_fn && back.allocator.user == &al);
+    CHECK(al.live_blocks > 0);
+    bp_context_destroy(ctx);
+    CHECK_EQ(al.live_blocks, 0);
+    // Default allocator: the resolved definition names a real one.
+    def = bp_default_context_def();
+    CHECK_OK(bp_context_create(&def, &ctx));
+    CHECK_OK(bp_context_get_def(ctx, &back));
+    CHECK(back.allocator.alloc != NULL && back.allocator.free != NULL);
+    bp_context_destroy(ctx);
+}
+
+static void case_destroy_null(int argc, char **argv) {
+    (void)argc, (void)argv;
+    bp_context_destroy(NULL);
+}
+
+static void case_version(int argc, char **argv) {
+    (void)argc, (void)argv;
+    char v[32];
+    snprintf(v, sizeof v, "%d.%d.%d", BP_VERSION_MAJOR, BP_VERSION_MINOR, BP_VERSION_PATCH);
+    CHECK_MSG(strcmp(v, BP_VERSION_STRING) == 0, "BP_VERSION_STRING %s != %s", BP_VERSION_STRING, v);
+}
+
+// The methods the build registered tests for (argv[0], comma-separated) are exactly the
+// methods bp_method_available() reports: none untested, none tested that is missing.
+static void case_method_list(int argc, char **argv) {
+    CHECK_MSG(argc >= 1, "missing method list");
+    char list[256];
+    snprintf(list, sizeof list, ",%s,", argv[0]);
+    for (int m = 0; m < BP_METHOD_COUNT; ++m) {
+        char item[64];
+        snprintf(item, sizeof item, ",%s,", bp_method_name((bp_method)m));
+        bool listed = strstr(list, item) != NULL;
+        bool available = bp_method_available((bp_method)m);
+        CHECK_MSG(listed == available, "method %s is %s but the test list (%s) %s it: re-run cmake or fix tests/lib.cmake",
+                  bp_method_name((bp_method)m), available ? "available" : "not available", argv[0],
+                  listed ? "has" : "lacks");
+    }
+}
+
+static const bpt_case cases[] = {
+    {"stats", case_stats},   {"sorted", case_sorted},         {"batches", case_batches},
+    {"debug_draw", case_debug_draw}, {"names", case_names},   {"def", case_def},
+    {"destroy_null", case_destroy_null}, {"version", case_version}, {"method_list", case_method_list},
+};
+
+BPT_MAIN(cases)

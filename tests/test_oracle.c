@@ -1,0 +1,554 @@
+// Every method against brute force, pair set for pair set: seeded random inputs (n from 0 to
+// 5,000, box sizes from points to larger than the world, several frames per context with small
+// moves and with n changing), every delivery mode, and the degenerate inputs that break sweeps,
+// grids and trees: exact touching, identical boxes, points, everything on one line, huge
+// coordinates, one box covering all. Usage: test_oracle CASE METHOD DIM.
+#include <float.h>
+
+#include "harness.h"
+
+typedef struct oracle {
+    bp_method method;
+    int dim;
+    bpt_pairs got, want;
+    bpt_boxes boxes;
+} oracle;
+
+static void oracle_init(oracle *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    o->method = bpt_method_arg(argc, argv, 0);
+    o->dim = bpt_dim_arg(argc, argv, 1);
+}
+
+static void oracle_free(oracle *o) {
+    bpt_pairs_free(&o->got);
+    bpt_pairs_free(&o->want);
+    bpt_boxes_free(&o->boxes);
+}
+
+// One call on ctx in the given mode, checked against brute force, plus the method's own
+// invariants and the statistics.
+static void oracle_frame(oracle *o, bp_context *ctx, const float *v, size_t n, bpt_delivery mode, bool sorted,
+                         const char *what) {
+    CHECK_OK(bpt_find(ctx, o->dim, v, n, mode, &o->got));
+    bp_stats st;
+    CHECK_OK(bp_get_stats(ctx, &st));
+    CHECK_EQ(st.n, n);
+    CHECK_EQ(st.pairs, o->got.n);
+    CHECK_OK(bp_validate(ctx));
+    bpt_check_result(what, &o->got, v, n, o->dim, sorted, &o->want);
+}
+
+static bp_context *oracle_context(const oracle *o, bool sorted, int axis, bool coherence) {
+    bp_context_def def = bp_default_context_def();
+    def.sort_pairs = sorted;
+    def.sweep.axis = axis;
+    def.sweep.coherence = coherence;
+    return bpt_context(o->method, o->dim, &def);
+}
+
+// Runs the boxes through every delivery mode (buffer / callback, sorted or not), twice on the
+// same context (the second call reuses the first one's structure), then once after a small move.
+static void oracle_all_modes(oracle *o, const char *label) {
+    bpt_rng r = bpt_rng_make(bpt_hash(label));
+    for (int mode = 0; mode < 4; ++mode) {
+        bool sorted = mode & 1;
+        bpt_delivery dl = mode & 2 ? BPT_CALLBACK : BPT_BUFFER;
+        bpt_note("%s: n = %zu, %s, %s", label, o->boxes.n, sorted ? "sorted" : "unsorted",
+                 dl == BPT_CALLBACK ? "callback" : "buffer");
+        bp_context *ctx = oracle_context(o, sorted, -1, true);
+        for (int rep = 0; rep < 2; ++rep) oracle_frame(o, ctx, o->boxes.v, o->boxes.n, dl, sorted, label);
+        // A copy moved a little (the original stays exact for the next mode).
+        bpt_boxes moved = {0};
+        bpt_boxes_resize(&moved, o->dim, o->boxes.n);
+        if (o->boxes.n) memcpy(moved.v, o->boxes.v, o->boxes.n * (size_t)(2 * o->dim) * sizeof(float));
+        bpt_jiggle(&r, &moved, 0.01);
+        oracle_frame(o, ctx, moved.v, moved.n, dl, sorted, label);
+        bpt_boxes_free(&moved);
+        bp_context_destroy(ctx);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random inputs
+
+typedef struct size_class {
+    double hmin, hmax;  // half extents, log-uniform; hmin 0: some points
+} size_class;
+
+// World of side 100: from points and specks to boxes far larger than the world.
+static const size_class size_classes[] = {
+    {0.0, 0.05}, {0.5, 2.0}, {1.0, 10.0}, {5.0, 60.0}, {50.0, 500.0}, {0.0, 100.0}, {0.001, 30.0},
+};
+#define SIZE_CLASSES (sizeof size_classes / sizeof size_classes[0])
+
+static const double offsets[] = {0.0, -50.0, -1.0e4, 1.0e6, -3.0e7};
+
+static void random_scene(bpt_rng *r, bpt_boxes *b, int d, size_t n, const size_class *sc, double off) {
+    bpt_random_boxes(r, b, d, n, 100.0, sc->hmin, sc->hmax);
+    for (size_t k = 0; k < n * (size_t)(2 * d); ++k) b->v[k] = (float)((double)b->v[k] + off);
+    // Offsetting in float may have rounded a min past its max? No: both round the same way
+    // (monotone), so min <= max still holds.
+}
+
+// Grows or shrinks the set: new boxes come from the same distribution, removed ones from the end.
+static void change_n(bpt_rng *r, bpt_boxes *b, size_t n, const size_class *sc, double off) {
+    size_t old = b->n;
+    if (n <= old) {
+        b->n = n;
+        return;
+    }
+    bpt_boxes extra = {0};
+    random_scene(r, &extra, b->dim, n - old, sc, off);
+    bpt_boxes_resize(b, b->dim, n);
+    memcpy(bpt_box(b, old), extra.v, (n - old) * (size_t)(2 * b->dim) * sizeof(float));
+    bpt_boxes_free(&extra);
+}
+
+static size_t random_n(bpt_rng *r) {
+    double u = bpt_u01(r);
+    if (u < 0.55) return bpt_below(r, 33);       // mostly small: many distinct shapes per second
+    if (u < 0.92) return 33 + bpt_below(r, 300);
+    return 333 + bpt_below(r, 600);
+}
+
+// Thousands of random inputs, each with its own context, options and a few frames.
+static void case_random(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(1);
+    const int trials = 700;
+    for (int t = 0; t < trials; ++t) {
+        size_t n = random_n(&r);
+        const size_class *sc = &size_classes[bpt_below(&r, SIZE_CLASSES)];
+        // Large n with boxes as big as the world is n^2 / 2 pairs: a few hundred boxes suffice.
+        if (n > 150 && sc->hmax > 30.0) n = 150 + n % 150;
+        double off = offsets[bpt_below(&r, sizeof offsets / sizeof offsets[0])];
+        bool sorted = bpt_coin(&r, 0.5);
+        bpt_delivery dl = bpt_coin(&r, 0.5) ? BPT_CALLBACK : BPT_BUFFER;
+        int axis = (int)bpt_below(&r, (size_t)o.dim + 1) - 1;
+        bool coherence = bpt_coin(&r, 0.8);
+        int frames = 1 + (int)bpt_below(&r, 4);
+        random_scene(&r, &o.boxes, o.dim, n, sc, off);
+        bp_context *ctx = oracle_context(&o, sorted, axis, coherence);
+        for (int f = 0; f < frames; ++f) {
+            bpt_note("trial %d frame %d: n = %zu, sizes [%g, %g], offset %g, %s, %s, axis %d", t, f, o.boxes.n,
+                     sc->hmin, sc->hmax, off, sorted ? "sorted" : "unsorted",
+                     dl == BPT_CALLBACK ? "callback" : "buffer", axis);
+            oracle_frame(&o, ctx, o.boxes.v, o.boxes.n, dl, sorted, "random");
+            bpt_jiggle(&r, &o.boxes, sc->hmax * 0.1 + 0.01);
+            if (bpt_coin(&r, 0.25)) change_n(&r, &o.boxes, random_n(&r), sc, off);
+        }
+        bp_context_destroy(ctx);
+    }
+    oracle_free(&o);
+}
+
+// A few large inputs (up to 5,000 boxes) in each size class.
+static void case_large(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(2);
+    static const size_t sizes[] = {1200, 5000};
+    static const size_class classes[] = {{0.05, 0.6}, {0.0, 3.0}, {0.5, 40.0}};
+    for (size_t s = 0; s < 2; ++s) {
+        for (size_t c = 0; c < 3; ++c) {
+            if (s == 1 && c != 1) continue;  // 5,000 boxes once: the oracle is quadratic
+            // World side ~ sqrt(n) keeps the pair count moderate whatever n.
+            size_t n = sizes[s];
+            bpt_random_boxes(&r, &o.boxes, o.dim, n, 100.0 * (o.dim == 2 ? 1.0 : 0.3) * sqrt((double)n / 1000.0),
+                             classes[c].hmin, classes[c].hmax);
+            bool sorted = c == 1;
+            bpt_delivery dl = s == 1 ? BPT_CALLBACK : BPT_BUFFER;
+            bp_context *ctx = oracle_context(&o, sorted, -1, true);
+            for (int f = 0; f < 2; ++f) {
+                bpt_note("large: n = %zu, class %zu, frame %d", n, c, f);
+                oracle_frame(&o, ctx, o.boxes.v, o.boxes.n, dl, sorted, "large");
+                bpt_jiggle(&r, &o.boxes, 0.2);
+            }
+            bp_context_destroy(ctx);
+        }
+    }
+    oracle_free(&o);
+}
+
+// One context for many frames: small moves (temporal coherence), n changing now and then,
+// delivery mode changing between frames, empty frames in between.
+static void case_frames(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(3);
+    static const size_class sc = {0.2, 3.0};
+    for (int sorted = 0; sorted < 2; ++sorted) {
+        bp_context *ctx = oracle_context(&o, sorted, -1, true);
+        random_scene(&r, &o.boxes, o.dim, 400, &sc, 0.0);
+        for (int f = 0; f < 120; ++f) {
+            bpt_delivery dl = (f / 7) % 2 ? BPT_CALLBACK : BPT_BUFFER;
+            bpt_note("frames: frame %d, n = %zu, %s", f, o.boxes.n, sorted ? "sorted" : "unsorted");
+            oracle_frame(&o, ctx, o.boxes.v, o.boxes.n, dl, sorted, "frames");
+            bpt_jiggle(&r, &o.boxes, f % 20 == 19 ? 30.0 : 0.3);  // now and then a big shake
+            if (f % 10 == 9) change_n(&r, &o.boxes, bpt_below(&r, 700), &sc, 0.0);
+            if (f % 37 == 36) o.boxes.n = 0;
+        }
+        bp_context_destroy(ctx);
+    }
+    oracle_free(&o);
+}
+
+// Objects swap places (index order no longer matches spatial order) and the set is reversed:
+// coherence must not assume an index keeps its neighbours.
+static void case_shuffle(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(4);
+    static const size_class sc = {0.1, 2.0};
+    bp_context *ctx = oracle_context(&o, false, -1, true);
+    random_scene(&r, &o.boxes, o.dim, 300, &sc, 0.0);
+    const size_t s = (size_t)(2 * o.dim);
+    for (int f = 0; f < 40; ++f) {
+        bpt_note("shuffle: frame %d", f);
+        oracle_frame(&o, ctx, o.boxes.v, o.boxes.n, BPT_BUFFER, false, "shuffle");
+        size_t swaps = f % 2 ? 3 : o.boxes.n;
+        for (size_t k = 0; k < swaps; ++k) {
+            size_t i = bpt_below(&r, o.boxes.n), j = bpt_below(&r, o.boxes.n);
+            float tmp[6];
+            memcpy(tmp, bpt_box(&o.boxes, i), s * sizeof(float));
+            memcpy(bpt_box(&o.boxes, i), bpt_box(&o.boxes, j), s * sizeof(float));
+            memcpy(bpt_box(&o.boxes, j), tmp, s * sizeof(float));
+        }
+    }
+    bp_context_destroy(ctx);
+    oracle_free(&o);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Degenerate inputs
+
+// A lattice of unit boxes [i, i+1] x [j, j+1] (x [k, k+1]): every neighbour touches exactly on a
+// face, an edge or a corner, in exact float equality; plus half-offset boxes at the corners.
+static void case_touching(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    const int side = o.dim == 2 ? 12 : 6;
+    size_t cells = (size_t)side * (size_t)side * (o.dim == 3 ? (size_t)side : 1);
+    bpt_boxes_resize(&o.boxes, o.dim, 2 * cells);
+    size_t n = 0;
+    for (size_t c = 0; c < cells; ++c) {
+        int idx[3] = {(int)(c % (size_t)side), (int)(c / (size_t)side % (size_t)side), (int)(c / (size_t)(side * side))};
+        float *b = bpt_box(&o.boxes, n++);
+        for (int a = 0; a < o.dim; ++a) {
+            b[a] = (float)idx[a];
+            b[o.dim + a] = (float)(idx[a] + 1);
+        }
+    }
+    // Boxes of side 0.5 touching a lattice corner from inside a cell, and unit boxes shifted by
+    // 0.5 (overlapping two rows, touching two more).
+    for (size_t c = 0; c < cells; c += 3) {
+        float *b = bpt_box(&o.boxes, n++);
+        int idx[3] = {(int)(c % (size_t)side), (int)(c / (size_t)side % (size_t)side), (int)(c / (size_t)(side * side))};
+        for (int a = 0; a < o.dim; ++a) {
+            float base = (float)idx[a] + (c % 2 ? 0.5f : 0.0f);
+            b[a] = base + 0.5f;
+            b[o.dim + a] = base + 1.0f;
+        }
+    }
+    o.boxes.n = n;
+    oracle_all_modes(&o, "touching lattice");
+    // Negative lattice, and one of tiny floats (subnormal steps apart).
+    for (size_t k = 0; k < n * (size_t)(2 * o.dim); ++k) o.boxes.v[k] = -o.boxes.v[k] - 1.0f;
+    for (size_t k = 0; k < n; ++k) {  // negation swapped min and max
+        float *b = bpt_box(&o.boxes, k);
+        for (int a = 0; a < o.dim; ++a) {
+            float t = b[a];
+            b[a] = b[o.dim + a];
+            b[o.dim + a] = t;
+        }
+    }
+    oracle_all_modes(&o, "negative touching lattice");
+    for (size_t k = 0; k < n * (size_t)(2 * o.dim); ++k) o.boxes.v[k] *= 1e-40f;
+    for (size_t k = 0; k < n; ++k) {
+        float *b = bpt_box(&o.boxes, k);
+        for (int a = 0; a < o.dim; ++a) CHECK(b[a] <= b[o.dim + a]);
+    }
+    oracle_all_modes(&o, "subnormal touching lattice");
+    oracle_free(&o);
+}
+
+static void case_identical(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_boxes_resize(&o.boxes, o.dim, 300);
+    for (size_t k = 0; k < o.boxes.n; ++k) {
+        float *b = bpt_box(&o.boxes, k);
+        for (int a = 0; a < o.dim; ++a) {
+            b[a] = 3.0f;
+            b[o.dim + a] = 7.5f;
+        }
+    }
+    oracle_all_modes(&o, "identical boxes");
+    // Two groups of identical boxes that just touch.
+    for (size_t k = 0; k < o.boxes.n; k += 2) {
+        float *b = bpt_box(&o.boxes, k);
+        b[0] = 7.5f;
+        b[o.dim] = 9.0f;
+    }
+    oracle_all_modes(&o, "two identical groups touching");
+    oracle_free(&o);
+}
+
+// Points (min == max): on a coarse lattice so that many coincide, plus points on box faces.
+static void case_points(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(5);
+    bpt_boxes_resize(&o.boxes, o.dim, 500);
+    for (size_t k = 0; k < o.boxes.n; ++k) {
+        float *b = bpt_box(&o.boxes, k);
+        bool point = k % 5 != 0;
+        for (int a = 0; a < o.dim; ++a) {
+            float p = (float)bpt_below(&r, 8);
+            b[a] = p;
+            b[o.dim + a] = point ? p : p + (float)bpt_below(&r, 3);
+        }
+    }
+    oracle_all_modes(&o, "points on a lattice");
+    oracle_free(&o);
+}
+
+// Everything on one value of one axis (the sort-and-sweep adversary), boxes and segments.
+static void line_case(int argc, char **argv, int axis) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    if (axis >= o.dim) {
+        oracle_free(&o);
+        return;
+    }
+    bpt_rng r = bpt_rng_make(6 + (uint64_t)axis);
+    for (int variant = 0; variant < 2; ++variant) {
+        bpt_random_boxes(&r, &o.boxes, o.dim, 800, 400.0, 0.0, 1.5);
+        for (size_t k = 0; k < o.boxes.n; ++k) {
+            float *b = bpt_box(&o.boxes, k);
+            b[axis] = variant ? 50.0f : 49.0f;  // segments (a zero extent) or unit-wide boxes
+            b[o.dim + axis] = 50.0f;
+        }
+        oracle_all_modes(&o, variant ? "everything on one line (zero width)" : "everything on one line");
+    }
+    oracle_free(&o);
+}
+
+static void case_line_x(int argc, char **argv) { line_case(argc, argv, 0); }
+static void case_line_y(int argc, char **argv) { line_case(argc, argv, 1); }
+static void case_line_z(int argc, char **argv) { line_case(argc, argv, 2); }
+
+// Large coordinates: around +-1e7 (float spacing 1), and near +-FLT_MAX, where a naive
+// float-to-int conversion or an extent computed in float overflows.
+static void case_huge(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(8);
+    static const double centres[] = {1.0e7, -1.0e7};
+    for (int c = 0; c < 2; ++c) {
+        bpt_random_boxes(&r, &o.boxes, o.dim, 400, 200.0, 0.0, 8.0);
+        for (size_t k = 0; k < o.boxes.n * (size_t)(2 * o.dim); ++k)
+            o.boxes.v[k] = (float)((double)o.boxes.v[k] + centres[c]);
+        oracle_all_modes(&o, c ? "around -1e7" : "around +1e7");
+    }
+    // Both at once: two far clusters, nothing between.
+    bpt_random_boxes(&r, &o.boxes, o.dim, 400, 200.0, 0.0, 8.0);
+    for (size_t k = 0; k < o.boxes.n; ++k) {
+        float *b = bpt_box(&o.boxes, k);
+        double shift = k % 2 ? 1.0e7 : -1.0e7;
+        for (int a = 0; a < 2 * o.dim; ++a) b[a] = (float)((double)b[a] + shift);
+    }
+    oracle_all_modes(&o, "clusters at -1e7 and +1e7");
+
+    // Near FLT_MAX: boxes spanning half the float range, points at the extremes, one box
+    // [-FLT_MAX, FLT_MAX] on every axis, and ordinary boxes near the origin.
+    bpt_boxes_resize(&o.boxes, o.dim, 300);
+    for (size_t k = 0; k < o.boxes.n; ++k) {
+        float *b = bpt_box(&o.boxes, k);
+        for (int a = 0; a < o.dim; ++a) {
+            float lo, hi;
+            switch (bpt_below(&r, 6)) {
+            case 0: lo = -FLT_MAX; hi = -FLT_MAX * (float)bpt_uniform(&r, 0.1, 1.0); break;
+            case 1: lo = FLT_MAX * (float)bpt_uniform(&r, 0.1, 1.0); hi = FLT_MAX; break;
+            case 2: lo = hi = bpt_coin(&r, 0.5) ? FLT_MAX : -FLT_MAX; break;
+            case 3: lo = -FLT_MAX * (float)bpt_u01(&r); hi = FLT_MAX * (float)bpt_u01(&r); break;
+            default: lo = (float)bpt_uniform(&r, -10.0, 10.0); hi = lo + (float)bpt_uniform(&r, 0.0, 5.0); break;
+            }
+            b[a] = lo;
+            b[o.dim + a] = hi;
+        }
+    }
+    float *all = bpt_box(&o.boxes, 17);
+    for (int a = 0; a < o.dim; ++a) {
+        all[a] = -FLT_MAX;
+        all[o.dim + a] = FLT_MAX;
+    }
+    oracle_all_modes(&o, "near FLT_MAX");
+    oracle_free(&o);
+}
+
+// One box covering everything among ordinary ones (it pairs with all of them), in several
+// positions of the index order.
+static void case_cover(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(9);
+    bpt_random_boxes(&r, &o.boxes, o.dim, 600, 100.0, 0.1, 1.0);
+    size_t where[3] = {0, 299, 599};
+    for (int k = 0; k < 3; ++k) {
+        float *b = bpt_box(&o.boxes, where[k]);
+        for (int a = 0; a < o.dim; ++a) {
+            b[a] = k == 1 ? -1.0f : -1e6f;
+            b[o.dim + a] = k == 1 ? 101.0f : 1e6f;
+        }
+    }
+    oracle_all_modes(&o, "boxes covering everything");
+    oracle_free(&o);
+}
+
+// n = 0, 1, 2, 3 (all combinations of touching / apart / inside), including a context that sees
+// n = 0 first and one that goes 5 -> 0 -> 1 -> 5.
+static void case_tiny(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(10);
+    for (int t = 0; t < 300; ++t) {
+        size_t n = bpt_below(&r, 4);
+        bpt_boxes_resize(&o.boxes, o.dim, n);
+        for (size_t k = 0; k < n; ++k) {
+            float *b = bpt_box(&o.boxes, k);
+            for (int a = 0; a < o.dim; ++a) {
+                b[a] = (float)bpt_below(&r, 4);
+                b[o.dim + a] = b[a] + (float)bpt_below(&r, 3);
+            }
+        }
+        bpt_note("tiny trial %d, n = %zu", t, n);
+        oracle_all_modes(&o, "tiny");
+    }
+    bp_context *ctx = oracle_context(&o, false, -1, true);
+    static const size_t ns[] = {0, 0, 5, 0, 1, 5, 5, 2, 0};
+    bpt_random_boxes(&r, &o.boxes, o.dim, 5, 4.0, 0.5, 2.0);
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k) {
+        bpt_note("tiny sequence step %zu, n = %zu", k, ns[k]);
+        oracle_frame(&o, ctx, o.boxes.v, ns[k], k % 2 ? BPT_CALLBACK : BPT_BUFFER, false, "tiny sequence");
+    }
+    // NULL boxes with n = 0 is valid.
+    CHECK_OK(bpt_find(ctx, o.dim, NULL, 0, BPT_BUFFER, &o.got));
+    CHECK_EQ(o.got.n, 0);
+    bp_context_destroy(ctx);
+    oracle_free(&o);
+}
+
+// Everything in one spot: n points at the same place, then n tiny boxes around it.
+static void case_one_spot(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_boxes_resize(&o.boxes, o.dim, 250);
+    for (size_t k = 0; k < o.boxes.n; ++k) {
+        float *b = bpt_box(&o.boxes, k);
+        for (int a = 0; a < 2 * o.dim; ++a) b[a] = 5.0f;
+    }
+    oracle_all_modes(&o, "all boxes at one point");
+    for (size_t k = 0; k < o.boxes.n; ++k) {
+        float *b = bpt_box(&o.boxes, k);
+        for (int a = 0; a < o.dim; ++a) {
+            b[a] = k % 3 ? 5.0f : nextafterf(5.0f, 0.0f);
+            b[o.dim + a] = k % 2 ? 5.0f : nextafterf(5.0f, 10.0f);
+        }
+    }
+    oracle_all_modes(&o, "all boxes within one ulp of a point");
+    // All at the origin: -0.0 and +0.0 must be the same coordinate.
+    for (size_t k = 0; k < o.boxes.n; ++k) {
+        float *b = bpt_box(&o.boxes, k);
+        for (int a = 0; a < o.dim; ++a) {
+            b[a] = k % 2 ? -0.0f : 0.0f;
+            b[o.dim + a] = k % 4 < 2 ? -0.0f : 0.0f;
+        }
+    }
+    oracle_all_modes(&o, "signed zeros");
+    oracle_free(&o);
+}
+
+// Sizes spanning twelve orders of magnitude in one set (hard for grids and trees).
+static void case_mixed_scale(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(11);
+    bpt_random_boxes(&r, &o.boxes, o.dim, 800, 1000.0, 1e-6, 1e6);
+    oracle_all_modes(&o, "sizes from 1e-6 to 1e6");
+    oracle_free(&o);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bipartite
+
+static void between_check(oracle *o, bp_context *ctx, const bpt_boxes *a, const bpt_boxes *b, bool sorted,
+                          const char *what) {
+    CHECK_OK(bpt_find_between(ctx, o->dim, a->v, a->n, b->v, b->n, &o->got));
+    bp_stats st;
+    CHECK_OK(bp_get_stats(ctx, &st));
+    CHECK_EQ(st.pairs, o->got.n);
+    CHECK_EQ(st.n, a->n + b->n);
+    CHECK_OK(bp_validate(ctx));
+    for (size_t k = 0; k < o->got.n; ++k) {
+        uint32_t i = (uint32_t)(o->got.k[k] >> 32), j = (uint32_t)o->got.k[k];
+        CHECK_MSG(i < a->n && j < b->n, "%s: pair (%u, %u) out of range (na %zu, nb %zu)", what, i, j, a->n, b->n);
+    }
+    if (sorted) CHECK_MSG(bpt_pairs_sorted(&o->got), "%s: sort_pairs set but not sorted", what);
+    bpt_pairs_sort(&o->got);
+    bpt_brute_between(a->v, a->n, b->v, b->n, o->dim, &o->want);
+    BPT_EXPECT_PAIRS(what, &o->want, &o->got, a->v, b->v, o->dim);
+}
+
+static void case_between(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(12);
+    bpt_boxes a = {0}, b = {0};
+    for (int t = 0; t < 200; ++t) {
+        size_t na = bpt_coin(&r, 0.15) ? 0 : random_n(&r) / 2, nb = bpt_coin(&r, 0.15) ? 0 : random_n(&r);
+        const size_class *sc = &size_classes[bpt_below(&r, SIZE_CLASSES)];
+        bool sorted = bpt_coin(&r, 0.5);
+        random_scene(&r, &a, o.dim, na, sc, 0.0);
+        random_scene(&r, &b, o.dim, nb, sc, 0.0);
+        bp_context *ctx = oracle_context(&o, sorted, -1, true);
+        for (int f = 0; f < 3; ++f) {
+            bpt_note("between trial %d frame %d: na = %zu, nb = %zu, sizes [%g, %g]", t, f, a.n, b.n, sc->hmin,
+                     sc->hmax);
+            between_check(&o, ctx, &a, &b, sorted, "between");
+            bpt_jiggle(&r, &a, 0.5);
+            bpt_jiggle(&r, &b, 0.5);
+            // An all-pairs call in between must not disturb the next bipartite one.
+            if (f == 1) oracle_frame(&o, ctx, a.v, a.n, BPT_BUFFER, sorted, "all pairs between bipartite calls");
+        }
+        bp_context_destroy(ctx);
+    }
+    // A and B the same set: every box meets its own copy.
+    random_scene(&r, &a, o.dim, 200, &size_classes[1], 0.0);
+    bp_context *ctx = oracle_context(&o, false, -1, true);
+    bpt_note("between: A == B");
+    between_check(&o, ctx, &a, &a, false, "between A == B");
+    CHECK(o.got.n >= a.n);
+    // NULL with a zero count on either side.
+    CHECK_OK(bpt_find_between(ctx, o.dim, NULL, 0, a.v, a.n, &o.got));
+    CHECK_EQ(o.got.n, 0);
+    CHECK_OK(bpt_find_between(ctx, o.dim, a.v, a.n, NULL, 0, &o.got));
+    CHECK_EQ(o.got.n, 0);
+    bp_context_destroy(ctx);
+    bpt_boxes_free(&a);
+    bpt_boxes_free(&b);
+    oracle_free(&o);
+}
+
+static const bpt_case cases[] = {
+    {"random", case_random},     {"large", case_large},       {"frames", case_frames},
+    {"shuffle", case_shuffle},   {"touching", case_touching}, {"identical", case_identical},
+    {"points", case_points},     {"line_x", case_line_x},     {"line_y", case_line_y},
+    {"line_z", case_line_z},     {"huge", case_huge},         {"cover", case_cover},
+    {"tiny", case_tiny},         {"one_spot", case_one_spot}, {"mixed_scale", case_mixed_scale},
+    {"between", case_between},
+};
+
+BPT_MAIN(cases)
