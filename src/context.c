@@ -257,7 +257,10 @@ static bp_status bp_load(bp_frame *f, float *BP_RESTRICT dst, const float *BP_RE
         }
         f->lo[a] = lo;
         f->hi[a] = hi;
-        f->size_max[a] = smax;
+        // Each extent was rounded to nearest in float, possibly down by half an ulp; one step
+        // up makes size_max a true upper bound, so that query windows [lo - size_max, hi] built
+        // from it never cut off a box that touches the query.
+        f->size_max[a] = nextafterf(smax, INFINITY);
         f->size_sum[a] += ssum;
         f->center_sum[a] += csum;
         f->center_sq[a] += csq;
