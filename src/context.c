@@ -206,7 +206,10 @@ static inline bp_status bp_load_dim(bp_frame *f, float *BP_RESTRICT dst, const f
     for (int a = 0; a < DIM; ++a) {
         f->lo[a] = lo[a];
         f->hi[a] = hi[a];
-        f->size_max[a] = smax[a];
+        // Each extent was rounded to nearest in float, possibly down by half an ulp; one step
+        // up makes size_max a true upper bound, so that query windows [lo - size_max, hi] built
+        // from it never cut off a box that touches the query.
+        f->size_max[a] = nextafterf(smax[a], INFINITY);
         f->size_sum[a] += ssum[a];
         f->center_sum[a] += csum[a];
         f->center_sq[a] += csq[a];

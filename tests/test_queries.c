@@ -189,6 +189,30 @@ static void case_degenerate(int argc, char **argv) {
     c[0] = -2.0f;
     query(&s, ctx, 2, c, 0.0f);
 
+    // A box whose extent rounds down in float (4.20247841 - 1.91340482 = 2.28907347 in float,
+    // 2.28907359 exactly) and a query touching its max: a window [lo - largest extent, hi]
+    // built from the rounded extent cut it off (sweep, SEED=15 'test_queries random sweep 3').
+    {
+        bpt_note("a box whose extent rounds down, a query touching its max");
+        volatile float mn = 1.91340482f, mx = 4.20247841f;
+        CHECK((double)(mx - mn) < (double)mx - (double)mn);
+        bpt_boxes_resize(&s.boxes, d, 2);
+        for (int a = 0; a < d; ++a) {
+            bpt_box(&s.boxes, 0)[a] = mn;
+            bpt_box(&s.boxes, 0)[d + a] = mx;
+            bpt_box(&s.boxes, 1)[a] = 100.0f;
+            bpt_box(&s.boxes, 1)[d + a] = 101.0f;
+        }
+        find(&s, ctx);
+        float q[6];
+        for (int a = 0; a < d; ++a) q[a] = q[d + a] = mx;
+        q[d] = 150.0f;
+        query(&s, ctx, 0, q, 0.0f);
+        query(&s, ctx, 2, q, 0.0f);
+        query(&s, ctx, 1, q, 0.0f);
+        CHECK_EQ(s.checked >= 3, 1);
+    }
+
     // Points, identical boxes, everything on one x, huge coordinates and FLT_MAX.
     for (int set = 0; set < 5; ++set) {
         size_t n = 300;

@@ -66,6 +66,9 @@ elseif(BP_STEP STREQUAL "pkg_config")
   set(exe ${BP_WORK_DIR}/consumer-pc)
   bp_run("compile the consumer with pkg-config" ${BP_C_COMPILER} -std=c17 ${san_flags} ${BP_SOURCE_DIR}/main.c
          -o ${exe} ${flag_list})
+  # A shared library is found at run time through the loader path (pkg-config adds no rpath).
+  get_filename_component(libdir ${pcdir} DIRECTORY)
+  set(ENV{LD_LIBRARY_PATH} "${libdir}:$ENV{LD_LIBRARY_PATH}")
   bp_run("run the pkg-config consumer" ${exe})
 else()
   message(FATAL_ERROR "unknown BP_STEP '${BP_STEP}'")
