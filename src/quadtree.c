@@ -29,8 +29,9 @@
 // SCENES.md scenes (docs/quadtree.md).
 #define QT_CELL_FACTOR_STRICT 2.0
 #define QT_CELL_FACTOR_LOOSE 1.0
-// At most about this many finest cells per box (automatic levels).
-#define QT_CELLS_PER_BOX 4.0
+// About this many boxes per finest cell if they were spread evenly (automatic levels): deeper
+// levels only cost key bits and moved keys, since buckets stop the walk where boxes are few.
+#define QT_BOXES_PER_CELL 4.0
 // Bits of the level field in a key; keys are (code << QT_LEVEL_BITS) | level and must stay below
 // 2^63 so that the end of the root's range fits: 2D up to 29 levels, 3D up to 19.
 #define QT_LEVEL_BITS 5u
@@ -39,12 +40,18 @@
 // Coherence: keep last frame's world while the boxes fit in it and fill at least this fraction
 // of it on the widest axis; re-sort in full when more than this fraction of the keys changed.
 #define QT_WORLD_KEEP 0.8
+#define QT_WORLD_MARGIN (1.0 / 32.0)
 #define QT_MOVED_MAX 0.5
 // Boxes are gathered in sorted order, at random: loads are issued this many boxes ahead.
 #define QT_PREFETCH 16
 // Strict walk: a cell whose whole subtree holds at most this many boxes is one bucket, all
 // pairs tested directly (4-wide in 2D); measured on the scenes (docs/quadtree.md).
+// A cell whose own boxes times (own + inherited) exceeds this is swept instead of tested
+// pair by pair.
+#define QT_SWEEP_WORK 4096.0
+#ifndef QT_BUCKET
 #define QT_BUCKET 32
+#endif
 
 #if defined(__GNUC__)
 #define BP_PREFETCH(p) __builtin_prefetch(p)
@@ -82,6 +89,8 @@ typedef struct bp_quadtree {
     uint64_t *st_end;   // per stack entry: end (exclusive) of the cell's finest-code range
     uint32_t *st_a0, *st_a1;  // its segment of the active arrays
     size_t st_end_cap, st_a0_cap, st_a1_cap;
+    uint32_t *sw_keys, *sw_vals, *sw_tmp_keys, *sw_tmp_vals;  // sweep of a crowded cell
+    size_t sw_keys_cap, sw_vals_cap, sw_tmp_keys_cap, sw_tmp_vals_cap;
     uint64_t full_sorts;  // frames that needed a full radix sort (tests, tuning)
 } bp_quadtree;
 
@@ -109,6 +118,10 @@ static void qt_destroy(bp_algorithm *m) {
     BP_RELEASE(ctx, q->st_end, q->st_end_cap);
     BP_RELEASE(ctx, q->st_a0, q->st_a0_cap);
     BP_RELEASE(ctx, q->st_a1, q->st_a1_cap);
+    BP_RELEASE(ctx, q->sw_keys, q->sw_keys_cap);
+    BP_RELEASE(ctx, q->sw_vals, q->sw_vals_cap);
+    BP_RELEASE(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap);
+    BP_RELEASE(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap);
     bp_free(ctx, q, sizeof *q);
 }
 
@@ -210,24 +223,29 @@ static void qt_choose_mapping(bp_quadtree *q, const bp_frame *f, const bp_contex
         // Cubic cells: one extent for every axis, so that "everything on one line" does not make
         // every box span its whole (thin) axis and sit at the root.
         for (int a = 0; a < d; ++a) {
-            lo[a] = f->lo[a];
             double e = (double)f->hi[a] - (double)f->lo[a];
             widest = e > widest ? e : widest;
         }
-        for (int a = 0; a < d; ++a) ext[a] = widest;
+        // A margin so that boxes drifting outwards keep last frame's mapping for a while.
+        const double margin = widest * QT_WORLD_MARGIN;
+        for (int a = 0; a < d; ++a) {
+            lo[a] = (double)f->lo[a] - margin;
+            ext[a] = widest + 2.0 * margin;
+        }
     }
     unsigned L;
     if (def->quadtree.levels > 0) {
         L = (unsigned)def->quadtree.levels < lmax ? (unsigned)def->quadtree.levels : lmax;
     } else {
-        // Finest cell about QT_CELL_FACTOR mean extents, and not many more cells than boxes.
+        // Finest cell at least QT_CELL_FACTOR mean extents, and about QT_BOXES_PER_CELL boxes
+        // per finest cell.
         double mean = 0.0;
         for (int a = 0; a < d; ++a) {
             double m = f->n ? f->size_sum[a] / (double)f->n : 0.0;
             mean = m > mean ? m : mean;
         }
         double cell = (loose ? QT_CELL_FACTOR_LOOSE : QT_CELL_FACTOR_STRICT) * mean;
-        double by_n = log2(QT_CELLS_PER_BOX * (double)(f->n > 0 ? f->n : 1)) / (double)d;
+        double by_n = log2((double)(f->n > 0 ? f->n : 1) / QT_BOXES_PER_CELL) / (double)d;
         double by_size = cell > 0.0 && widest > 0.0 ? log2(widest / cell) : (double)lmax;
         double want = ceil(by_size < by_n ? by_size : by_n);
         L = want <= 0.0 ? 0u : (want >= (double)lmax ? lmax : (unsigned)want);
@@ -241,7 +259,7 @@ static void qt_choose_mapping(bp_quadtree *q, const bp_frame *f, const bp_contex
             keep = q->origin[a] == lo[a] && q->extent[a] == ext[a];
         } else {
             keep = (double)f->lo[a] >= q->origin[a] && (double)f->hi[a] <= q->origin[a] + q->extent[a] &&
-                   widest >= QT_WORLD_KEEP * q->extent[a];
+                   ext[a] >= QT_WORLD_KEEP * q->extent[a];
         }
     }
     if (keep) return;
@@ -480,6 +498,70 @@ static inline size_t qt_lower_bound(const uint64_t *rk, size_t lo, size_t hi, ui
     return lo;
 }
 
+// Sort-and-sweep of one crowded cell: its own boxes (sorted positions [p0, p1)) and the
+// inherited boxes (active entries [e0, e1)), along the axis where their centres spread most;
+// pairs of two inherited boxes are skipped (they were tested higher up).
+static bp_status qt_sweep_cell(bp_quadtree *q, int d, size_t e0, size_t e1, size_t p0, size_t p1, bp_sink *sink,
+                               uint64_t *checks) {
+    bp_context *ctx = q->base.ctx;
+    const size_t s = (size_t)(2 * d);
+    const size_t fa = e1 - e0, m = fa + (p1 - p0);
+    BP_RESERVE_DISCARD(ctx, q->sw_keys, q->sw_keys_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, q->sw_vals, q->sw_vals_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap, m + 1);
+    const float *act = q->act_box, *sb = q->sb;
+#define QT_SW_BOX(v) ((v) < fa ? act + (e0 + (v)) * s : sb + (p0 + (v) - fa) * s)
+#define QT_SW_ID(v) ((v) < fa ? q->act_id[e0 + (v)] : q->ids[p0 + (v) - fa])
+    double sum[3] = {0, 0, 0}, sq[3] = {0, 0, 0};
+    for (size_t v = 0; v < m; ++v) {
+        const float *b = QT_SW_BOX(v);
+        for (int a = 0; a < d; ++a) {
+            double ctr = 0.5 * ((double)b[a] - (double)b[d + a]);
+            sum[a] += ctr;
+            sq[a] += ctr * ctr;
+        }
+    }
+    int axis = 0;
+    double best = -1.0;
+    for (int a = 0; a < d; ++a) {
+        double mean = sum[a] / (double)m, var = sq[a] / (double)m - mean * mean;
+        if (var > best) {
+            best = var;
+            axis = a;
+        }
+    }
+    for (size_t v = 0; v < m; ++v) {
+        q->sw_keys[v] = bp_float_key(QT_SW_BOX(v)[axis]);
+        q->sw_vals[v] = (uint32_t)v;
+    }
+    bp_radix_sort32(q->sw_keys, q->sw_vals, q->sw_tmp_keys, q->sw_tmp_vals, m, 32);
+    uint64_t c = 0;
+    for (size_t k = 0; k < m; ++k) {
+        const size_t v = q->sw_vals[k];
+        const float *bk = QT_SW_BOX(v);
+        const float hi = -bk[d + axis];
+        const bool inherited = v < fa;
+        const uint32_t idk = QT_SW_ID(v);
+        for (size_t j = k + 1; j < m; ++j) {
+            const size_t u = q->sw_vals[j];
+            const float *bj = QT_SW_BOX(u);
+            if (bj[axis] > hi) break;
+            if (inherited && u < fa) continue;
+            ++c;
+            bool hit = d == 2 ? qt_hit2(qt_reach2_of(bk), bj) : qt_hit3(bk, bj);
+            if (BP_UNLIKELY(hit)) {
+                bp_status st = bp_sink_push(sink, idk, QT_SW_ID(u));
+                if (st != BP_OK) return st;
+            }
+        }
+    }
+#undef QT_SW_BOX
+#undef QT_SW_ID
+    *checks += c;
+    return BP_OK;
+}
+
 // Strict placement: the seed's depth-first walk as one pass over the runs. The stack holds the
 // occupied ancestors of the current cell; each entry's segment of the active arrays holds every
 // box of an ancestor (its own included) that reaches into that ancestor's region. A cell tests its
@@ -532,20 +614,23 @@ static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_si
             bucket = true;
             break;
         }
-        if (p1 - p0 > 1) {
-            st = qt_pairs_within(q, p0, p1, sink, &c);
-            if (st != BP_OK) return st;
-        }
         if (bucket)
             while (r + 1 < nruns && run_start[r + 1] < p1) ++r;
         const bool inner = !bucket && r + 1 < nruns && qt_key_code(run_key[r + 1]) < end;
-        if (a0 == a1 && !inner) continue;  // nothing above reaches it, nothing below
+        if (a0 == a1 && !inner) {  // nothing above reaches it, nothing below
+            if (p1 - p0 > 1) {
+                st = qt_pairs_within(q, p0, p1, sink, &c);
+                if (st != BP_OK) return st;
+            }
+            continue;
+        }
         uint32_t c0[3], c1[3];
         qt_decode(d, bcode, c0);
         for (int a = 0; a < d; ++a) c1[a] = c0[a] + (((uint32_t)1 << (L - blvl)) - 1u);
         const size_t top = a1;
-        if (inner) {
-            size_t need = top + (a1 - a0) + (p1 - p0) + 1;
+        const size_t need = top + (a1 - a0) + (p1 - p0) + 1;
+        if (need * s > q->act_box_cap || need > q->act_id_cap || need * s > q->act_rng_cap ||
+            depth + 1 > q->st_end_cap || depth + 1 > q->st_a0_cap || depth + 1 > q->st_a1_cap) {
             BP_RESERVE(ctx, q->act_box, q->act_box_cap, need * s);
             BP_RESERVE(ctx, q->act_id, q->act_id_cap, need);
             BP_RESERVE(ctx, q->act_rng, q->act_rng_cap, need * s);
@@ -559,22 +644,33 @@ static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_si
             st_a0 = q->st_a0;
             st_a1 = q->st_a1;
         }
-        // The parent's boxes that reach this cell: tested here, inherited by the children.
+        // The parent's boxes that reach this cell, copied above the parent's segment: tested
+        // here and, for an inner cell, inherited by the children.
         size_t w = top;
         for (size_t e = a0; e < a1; ++e) {
             const uint32_t *rg = act_rng + e * s;
             bool meets = true;
             for (int a = 0; a < d; ++a) meets &= (rg[a] <= c1[a]) & (c0[a] <= rg[d + a]);
             if (!meets) continue;
-            const float *ab = act_box + e * s;
-            const uint32_t aid = act_id[e];
-            c += p1 - p0;
-            st = qt_row(q, d, ab, aid, p0, p1, sink);
+            memcpy(act_box + w * s, act_box + e * s, s * sizeof *act_box);
+            memcpy(act_rng + w * s, rg, s * sizeof *rg);
+            act_id[w++] = act_id[e];
+        }
+        const size_t own = p1 - p0, inherited = w - top;
+        if ((double)own * (double)(own + inherited) > QT_SWEEP_WORK) {
+            // Many boxes in one cell (boxes straddling the planes near the root of an octree,
+            // a crowd on a line): one sort-and-sweep instead of all pairs.
+            st = qt_sweep_cell(q, d, top, w, p0, p1, sink, &c);
             if (st != BP_OK) return st;
-            if (inner) {
-                memcpy(act_box + w * s, ab, s * sizeof *ab);
-                memcpy(act_rng + w * s, rg, s * sizeof *rg);
-                act_id[w++] = aid;
+        } else {
+            if (own > 1) {
+                st = qt_pairs_within(q, p0, p1, sink, &c);
+                if (st != BP_OK) return st;
+            }
+            c += (uint64_t)own * inherited;
+            for (size_t e = top; e < w; ++e) {
+                st = qt_row(q, d, act_box + e * s, act_id[e], p0, p1, sink);
+                if (st != BP_OK) return st;
             }
         }
         if (!inner) continue;
