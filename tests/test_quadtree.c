@@ -345,6 +345,61 @@ static void case_draw(void) {
     bp_context_destroy(qt);
 }
 
+// Out of memory: an allocator that fails the k-th allocation, for every k until a frame
+// succeeds; each failure returns BP_ERR_NOMEM, the next frame is exact, nothing leaks.
+typedef struct fail_alloc {
+    long countdown;  // allocations left before the failure; < 0: never fail
+    long live;
+} fail_alloc;
+
+static void *fa_alloc(size_t size, size_t align, void *user) {
+    fail_alloc *fa = user;
+    if (fa->countdown == 0) return NULL;
+    if (fa->countdown > 0) fa->countdown--;
+    size_t rounded = (size + align - 1) & ~(align - 1);
+    void *p = aligned_alloc(align, rounded);
+    if (p) fa->live++;
+    return p;
+}
+
+static void fa_free(void *p, size_t size, void *user) {
+    (void)size;
+    fail_alloc *fa = user;
+    if (p) fa->live--;
+    free(p);
+}
+
+static void case_nomem(void) {
+    for (int dim = 2; dim <= 3; ++dim)
+        for (int lo = 0; lo < 2; ++lo) {
+            float *b = random_boxes(dim, 3000, 150.0, 6.0);
+            for (long k = 0;; ++k) {
+                fail_alloc fa = {-1, 0};
+                bp_context_def def = bp_default_context_def();
+                def.dimension = dim;
+                def.method = BP_METHOD_QUADTREE;
+                def.quadtree.loose = lo != 0;
+                def.allocator.alloc = fa_alloc;
+                def.allocator.free = fa_free;
+                def.allocator.user = &fa;
+                bp_context *qt = NULL;
+                CHECK_OK(bp_context_create(&def, &qt));
+                bp_pairs out;
+                CHECK_OK(run(qt, dim, b, 2000, &out));  // warm at a smaller size
+                fa.countdown = k;
+                move(b, 3000, dim, 1.0);
+                bp_status st = run(qt, dim, b, 3000, &out);
+                fa.countdown = -1;
+                CHECK(st == BP_OK || st == BP_ERR_NOMEM);
+                compare(qt, dim, b, 3000);
+                bp_context_destroy(qt);
+                CHECK(fa.live == 0);
+                if (st == BP_OK) break;
+            }
+            free(b);
+        }
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -353,6 +408,7 @@ typedef struct test_case {
 static const test_case k_cases[] = {
     {"random", case_random},     {"boundaries", case_boundaries}, {"degenerate", case_degenerate},
     {"outside", case_outside},   {"frames", case_frames},         {"draw", case_draw},
+    {"nomem", case_nomem},
 };
 
 int main(int argc, char **argv) {
