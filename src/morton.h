@@ -91,14 +91,27 @@ static inline uint64_t bp_morton3_64(uint64_t x, uint64_t y, uint64_t z) {
     return bp_morton_spread3_64(x) | (bp_morton_spread3_64(y) << 1) | (bp_morton_spread3_64(z) << 2);
 }
 
+/// Number of significant bits of x (0 for 0).
+static inline unsigned bp_bit_length64(uint64_t x) {
+#if defined(__GNUC__)
+    return x ? 64u - (unsigned)__builtin_clzll(x) : 0u;
+#else
+    unsigned b = 0;
+    while (x) {
+        ++b;
+        x >>= 1;
+    }
+    return b;
+#endif
+}
+
 /// Seed 000's level rule: two finest-level codes (a box's corners) share the cell of the level
 /// whose shift removes every differing bit group. Returns how many levels above the finest the
 /// smallest common cell lies (0: the same finest cell), for `dim` bits per group.
 static inline unsigned bp_morton_common_up(uint64_t a, uint64_t b, unsigned dim) {
     uint64_t x = a ^ b;
     if (x == 0) return 0;
-    unsigned top = 63u - (unsigned)__builtin_clzll(x);  // highest differing bit
-    return top / dim + 1u;
+    return (bp_bit_length64(x) - 1u) / dim + 1u;  // the group of the highest differing bit, + 1
 }
 
 /// The seed's linear cell number: cells of all levels in one array, level l starting at

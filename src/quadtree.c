@@ -11,7 +11,8 @@
 //    re-sorted (radix) and merged back;
 //  - strict: one pass over the runs with an explicit stack of ancestor cells (the seed's walk,
 //    without recursion), where each cell only inherits the ancestor boxes that reach into it, so
-//    a box straddling a boundary near the root is not tested against everything below it;
+//    a box straddling a boundary near the root is not tested against everything below it; a
+//    subtree of at most QT_BUCKET boxes is tested as one bucket, and a crowded cell is swept;
 //  - loose: every cell against the subtrees of its 3^dim neighbours at its own level (contiguous
 //    runs found by binary search).
 // Region queries descend the implicit tree with an explicit stack.
@@ -193,7 +194,7 @@ static inline uint64_t qt_key(const bp_quadtree *q, const float *b) {
             ext |= e;
             c[a] = r[a] + e / 2u;
         }
-        up = ext ? 32u - (unsigned)__builtin_clz(ext) : 0u;
+        up = bp_bit_length64(ext);
         if (up > L) up = L;
         code = qt_morton(d, c);
     }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "broadphase.h"
+#include "../src/morton.h"
 
 static uint64_t g_seed = 1;
 static uint64_t g_state;
@@ -400,6 +401,65 @@ static void case_nomem(void) {
         }
 }
 
+// Bipartite calls: pairs across the two sets only, equal to brute force's.
+static void case_between(void) {
+    for (int dim = 2; dim <= 3; ++dim)
+        for (int lo = 0; lo < 2; ++lo) {
+            bp_context *qt = make(dim, BP_METHOD_QUADTREE, lo ? &k_loose : &k_strict);
+            bp_context *br = make(dim, BP_METHOD_BRUTE, NULL);
+            float *a = random_boxes(dim, 700, 80.0, 5.0), *b = random_boxes(dim, 500, 80.0, 5.0);
+            bp_pairs x, y;
+            if (dim == 2) {
+                CHECK_OK(bp_find_pairs_between2(qt, (bp_box2 *)(void *)a, 700, (bp_box2 *)(void *)b, 500, &x));
+                CHECK_OK(bp_find_pairs_between2(br, (bp_box2 *)(void *)a, 700, (bp_box2 *)(void *)b, 500, &y));
+            } else {
+                CHECK_OK(bp_find_pairs_between3(qt, (bp_box3 *)(void *)a, 700, (bp_box3 *)(void *)b, 500, &x));
+                CHECK_OK(bp_find_pairs_between3(br, (bp_box3 *)(void *)a, 700, (bp_box3 *)(void *)b, 500, &y));
+            }
+            // Both contexts deliver sorted pairs.
+            CHECK(x.count == y.count);
+            CHECK(x.count == 0 || memcmp(x.pairs, y.pairs, x.count * sizeof *x.pairs) == 0);
+            free(a);
+            free(b);
+            bp_context_destroy(qt);
+            bp_context_destroy(br);
+        }
+}
+
+// morton.h against a bit-by-bit interleave, 2D and 3D, 32 and 64 bits, and the seed's rules.
+static uint64_t naive_interleave(const uint64_t *c, int dim, int bits) {
+    uint64_t r = 0;
+    for (int b = 0; b < bits; ++b)
+        for (int a = 0; a < dim; ++a) r |= ((c[a] >> b) & 1u) << (b * dim + a);
+    return r;
+}
+
+static void case_morton(void) {
+    for (int t = 0; t < 100000; ++t) {
+        uint64_t c[3];
+        for (int a = 0; a < 3; ++a) c[a] = rng_next();
+        uint64_t m16[3] = {c[0] & 0xffff, c[1] & 0xffff, 0};
+        uint64_t m32[3] = {c[0] & 0xffffffff, c[1] & 0xffffffff, 0};
+        uint64_t m10[3] = {c[0] & 0x3ff, c[1] & 0x3ff, c[2] & 0x3ff};
+        uint64_t m21[3] = {c[0] & 0x1fffff, c[1] & 0x1fffff, c[2] & 0x1fffff};
+        CHECK(bp_morton2_32((uint32_t)m16[0], (uint32_t)m16[1]) == naive_interleave(m16, 2, 16));
+        CHECK(bp_morton2_64(m32[0], m32[1]) == naive_interleave(m32, 2, 32));
+        CHECK(bp_morton3_32((uint32_t)m10[0], (uint32_t)m10[1], (uint32_t)m10[2]) == naive_interleave(m10, 3, 10));
+        uint64_t m3 = bp_morton3_64(m21[0], m21[1], m21[2]);
+        CHECK(m3 == naive_interleave(m21, 3, 21));
+        CHECK(bp_morton_compact3_64(m3) == m21[0] && bp_morton_compact3_64(m3 >> 2) == m21[2]);
+        uint64_t m2 = bp_morton2_64(m32[0], m32[1]);
+        CHECK(bp_morton_compact2_64(m2) == m32[0] && bp_morton_compact2_64(m2 >> 1) == m32[1]);
+    }
+    // Seed 000: corners in cells 0 and 3 of a 2-level grid (codes 0 and 15) share only the root;
+    // the linear index of level 2's cell 5 is (16 - 1) / 3 + 5 = 10.
+    CHECK(bp_morton_common_up(0, 15, 2) == 2);
+    CHECK(bp_morton_common_up(4, 7, 2) == 1);
+    CHECK(bp_morton_common_up(9, 9, 2) == 0);
+    CHECK(bp_morton_linear_index(5, 2, 2) == 10);
+    CHECK(bp_morton_linear_index(3, 1, 3) == 4);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -408,7 +468,7 @@ typedef struct test_case {
 static const test_case k_cases[] = {
     {"random", case_random},     {"boundaries", case_boundaries}, {"degenerate", case_degenerate},
     {"outside", case_outside},   {"frames", case_frames},         {"draw", case_draw},
-    {"nomem", case_nomem},
+    {"nomem", case_nomem},       {"between", case_between},       {"morton", case_morton},
 };
 
 int main(int argc, char **argv) {
