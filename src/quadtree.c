@@ -43,6 +43,11 @@
 #define QT_WORLD_KEEP 0.8
 #define QT_WORLD_MARGIN (1.0 / 32.0)
 #define QT_MOVED_MAX 0.5
+// The active arrays (and a crowded cell's sweep scratch) are reserved up front for the larger of
+// last frame's peak and min(n, this) entries (growth keeps 1.5x headroom), so that warm frames
+// do not allocate.
+#define QT_ACTIVE_FLOOR 4096
+
 // Boxes are gathered in sorted order, at random: loads are issued this many boxes ahead.
 #define QT_PREFETCH 16
 // Strict walk: a cell whose whole subtree holds at most this many boxes is one bucket, all
@@ -92,6 +97,7 @@ typedef struct bp_quadtree {
     size_t st_end_cap, st_a0_cap, st_a1_cap;
     uint32_t *sw_keys, *sw_vals, *sw_tmp_keys, *sw_tmp_vals;  // sweep of a crowded cell
     size_t sw_keys_cap, sw_vals_cap, sw_tmp_keys_cap, sw_tmp_vals_cap;
+    size_t act_peak, sw_peak;  // largest needs of the last frame: reserved ahead with headroom
     uint64_t full_sorts;  // frames that needed a full radix sort (tests, tuning)
 } bp_quadtree;
 
@@ -352,10 +358,9 @@ static bp_status qt_layout(bp_quadtree *q, const bp_frame *f) {
     const size_t n = f->n;
     const size_t stride = (size_t)(2 * f->dim);
     BP_RESERVE_DISCARD(ctx, q->sb, q->sb_cap, n * stride + 1);
-    size_t runs = 0;
-    for (size_t k = 0; k < n; ++k) runs += k == 0 || q->keys[k] != q->keys[k - 1];
-    BP_RESERVE_DISCARD(ctx, q->run_key, q->run_key_cap, runs + 1);
-    BP_RESERVE_DISCARD(ctx, q->run_start, q->run_start_cap, runs + 1);
+    // Sized for n (runs <= n), not for this frame's runs, so that a warm frame never grows them.
+    BP_RESERVE_DISCARD(ctx, q->run_key, q->run_key_cap, n + 1);
+    BP_RESERVE_DISCARD(ctx, q->run_start, q->run_start_cap, n + 1);
     float *BP_RESTRICT sb = q->sb;
     const float *BP_RESTRICT boxes = f->boxes;
     const size_t ahead = n > QT_PREFETCH ? n - QT_PREFETCH : 0;
@@ -507,6 +512,7 @@ static bp_status qt_sweep_cell(bp_quadtree *q, int d, size_t e0, size_t e1, size
     bp_context *ctx = q->base.ctx;
     const size_t s = (size_t)(2 * d);
     const size_t fa = e1 - e0, m = fa + (p1 - p0);
+    if (m + 1 > q->sw_peak) q->sw_peak = m + 1;
     BP_RESERVE_DISCARD(ctx, q->sw_keys, q->sw_keys_cap, m + 1);
     BP_RESERVE_DISCARD(ctx, q->sw_vals, q->sw_vals_cap, m + 1);
     BP_RESERVE_DISCARD(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap, m + 1);
@@ -630,6 +636,7 @@ static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_si
         for (int a = 0; a < d; ++a) c1[a] = c0[a] + (((uint32_t)1 << (L - blvl)) - 1u);
         const size_t top = a1;
         const size_t need = top + (a1 - a0) + (p1 - p0) + 1;
+        if (need > q->act_peak) q->act_peak = need;
         if (need * s > q->act_box_cap || need > q->act_id_cap || need * s > q->act_rng_cap ||
             depth + 1 > q->st_end_cap || depth + 1 > q->st_a0_cap || depth + 1 > q->st_a1_cap) {
             BP_RESERVE(ctx, q->act_box, q->act_box_cap, need * s);
@@ -690,6 +697,25 @@ static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_si
 }
 
 static bp_status qt_walk_strict(bp_quadtree *q, bp_sink *sink, uint64_t *checks) {
+    // Reserve last frame's peaks with headroom first: a warm frame whose structure changes a
+    // little then allocates nothing (the walk still grows the arrays when it must).
+    bp_context *ctx = q->base.ctx;
+    const size_t s = (size_t)(2 * q->dim);
+    const size_t floor = q->n < QT_ACTIVE_FLOOR ? q->n : QT_ACTIVE_FLOOR;
+    const size_t act = (q->act_peak > floor ? q->act_peak : floor) + 64;
+    const size_t sw = (q->sw_peak > floor ? q->sw_peak : floor) + 64;
+    BP_RESERVE(ctx, q->act_box, q->act_box_cap, act * s);
+    BP_RESERVE(ctx, q->act_id, q->act_id_cap, act);
+    BP_RESERVE(ctx, q->act_rng, q->act_rng_cap, act * s);
+    BP_RESERVE(ctx, q->st_end, q->st_end_cap, (size_t)q->levels + 2);
+    BP_RESERVE(ctx, q->st_a0, q->st_a0_cap, (size_t)q->levels + 2);
+    BP_RESERVE(ctx, q->st_a1, q->st_a1_cap, (size_t)q->levels + 2);
+    BP_RESERVE_DISCARD(ctx, q->sw_keys, q->sw_keys_cap, sw);
+    BP_RESERVE_DISCARD(ctx, q->sw_vals, q->sw_vals_cap, sw);
+    BP_RESERVE_DISCARD(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap, sw);
+    BP_RESERVE_DISCARD(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap, sw);
+    q->act_peak = 0;
+    q->sw_peak = 0;
     return q->dim == 2 ? qt_walk_strict_dim(q, 2, sink, checks) : qt_walk_strict_dim(q, 3, sink, checks);
 }
 
