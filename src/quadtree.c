@@ -1,5 +1,940 @@
-// Method `quadtree`: not implemented yet (see the project's issues). A class with no find_pairs slot
-// makes bp_method_available() false and bp_context_create() return BP_ERR_UNSUPPORTED.
-#include "method.h"
+// Linear quadtree (2D) / octree (3D) in Morton order (seed 000), built from arrays instead of the
+// seed's per-cell linked lists:
+//  - every box is mapped to integer cell coordinates of the finest level (2^L cells per axis,
+//    clamped, so boxes outside the world land in the border cells and are never dropped);
+//  - strict placement (the seed's): the smallest cell holding both corners, found by the XOR of
+//    the corners' Morton codes; loose placement: the cell of the centre, at the level given by the
+//    size alone (cells enlarged by half a cell on every side);
+//  - the key (cell origin's finest-level Morton code, then level) puts every cell before its
+//    descendants, so one radix sort lays the tree out depth first and cells become runs;
+//  - temporal coherence: last frame's sorted order is kept, only boxes whose key changed are
+//    re-sorted (radix) and merged back;
+//  - strict: one pass over the runs with an explicit stack of ancestor cells (the seed's walk,
+//    without recursion), where each cell only inherits the ancestor boxes that reach into it, so
+//    a box straddling a boundary near the root is not tested against everything below it; a
+//    subtree of at most QT_BUCKET boxes is tested as one bucket, and a crowded cell is swept;
+//  - loose: every cell against the subtrees of its 3^dim neighbours at its own level (contiguous
+//    runs found by binary search).
+// Region queries descend the implicit tree with an explicit stack.
+#include <math.h>
 
-const bp_algorithm_class bp_quadtree_class = {.name = "quadtree"};
+#include "method.h"
+#include "morton.h"
+#include "radix_sort.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+// Finest cell edge as a multiple of the mean box extent (automatic levels); measured on the
+// SCENES.md scenes (docs/quadtree.md).
+#define QT_CELL_FACTOR_STRICT 2.0
+#define QT_CELL_FACTOR_LOOSE 1.0
+// About this many boxes per finest cell if they were spread evenly (automatic levels): deeper
+// levels only cost key bits and moved keys, since buckets stop the walk where boxes are few.
+#define QT_BOXES_PER_CELL 4.0
+// Bits of the level field in a key; keys are (code << QT_LEVEL_BITS) | level and must stay below
+// 2^63 so that the end of the root's range fits: 2D up to 29 levels, 3D up to 19.
+#define QT_LEVEL_BITS 5u
+#define QT_MAX_LEVELS_2D 29u
+#define QT_MAX_LEVELS_3D 19u
+// Coherence: keep last frame's world while the boxes fit in it and fill at least this fraction
+// of it on the widest axis; re-sort in full when more than this fraction of the keys changed.
+#define QT_WORLD_KEEP 0.8
+#define QT_WORLD_MARGIN (1.0 / 32.0)
+#define QT_MOVED_MAX 0.5
+// The active arrays (and a crowded cell's sweep scratch) are reserved up front for the larger of
+// last frame's peak and min(n, this) entries (growth keeps 1.5x headroom), so that warm frames
+// do not allocate.
+#define QT_ACTIVE_FLOOR 4096
+
+// Boxes are gathered in sorted order, at random: loads are issued this many boxes ahead.
+#define QT_PREFETCH 16
+// Strict walk: a cell whose whole subtree holds at most this many boxes is one bucket, all
+// pairs tested directly (4-wide in 2D); measured on the scenes (docs/quadtree.md).
+// A cell whose own boxes times (own + inherited) exceeds this is swept instead of tested
+// pair by pair.
+#define QT_SWEEP_WORK 4096.0
+#ifndef QT_BUCKET
+#define QT_BUCKET 32
+#endif
+
+#if defined(__GNUC__)
+#define BP_PREFETCH(p) __builtin_prefetch(p)
+#define QT_INLINE inline __attribute__((always_inline))
+#else
+#define BP_PREFETCH(p) ((void)0)
+#define QT_INLINE inline
+#endif
+
+typedef struct bp_quadtree {
+    bp_algorithm base;
+    // Mapping of the last call: cell = floor((x - origin) * scale), clamped to [0, 2^L - 1].
+    int dim;
+    unsigned levels;
+    bool loose;
+    double origin[3], scale[3], extent[3];
+    size_t n;           // boxes of the last call
+    bool ordered;       // ids/keys are the sorted order of the last call under this mapping
+    bool valid;         // runs/sorted boxes describe the last successful call
+    uint64_t *keys;     // sorted keys
+    uint32_t *ids;      // sorted position -> box index
+    uint64_t *tmp_keys; // radix scratch and the stream of moved boxes
+    uint32_t *tmp_ids;
+    size_t keys_cap, ids_cap, tmp_keys_cap, tmp_ids_cap;
+    float *sb;          // boxes in sorted order, 2 * dim floats each
+    size_t sb_cap;
+    uint64_t *run_key;  // one entry per occupied cell, in key order
+    uint32_t *run_start;  // nruns + 1 entries: first sorted position of each run, then n
+    size_t nruns, run_key_cap, run_start_cap;
+    // Strict walk: the active ancestor boxes (filtered per cell) as a stack of segments.
+    float *act_box;
+    uint32_t *act_id;
+    uint32_t *act_rng;  // integer cell range of each active box: lo[dim] then hi[dim]
+    size_t act_box_cap, act_id_cap, act_rng_cap;
+    uint64_t *st_end;   // per stack entry: end (exclusive) of the cell's finest-code range
+    uint32_t *st_a0, *st_a1;  // its segment of the active arrays
+    size_t st_end_cap, st_a0_cap, st_a1_cap;
+    uint32_t *sw_keys, *sw_vals, *sw_tmp_keys, *sw_tmp_vals;  // sweep of a crowded cell
+    size_t sw_keys_cap, sw_vals_cap, sw_tmp_keys_cap, sw_tmp_vals_cap;
+    size_t act_peak, sw_peak;  // largest needs of the last frame: reserved ahead with headroom
+    uint64_t full_sorts;  // frames that needed a full radix sort (tests, tuning)
+} bp_quadtree;
+
+static bp_status qt_create(bp_context *ctx, bp_algorithm **out) {
+    bp_quadtree *q = bp_alloc(ctx, sizeof *q);
+    if (!q) return BP_ERR_NOMEM;
+    memset(q, 0, sizeof *q);
+    *out = &q->base;
+    return BP_OK;
+}
+
+static void qt_destroy(bp_algorithm *m) {
+    bp_quadtree *q = (bp_quadtree *)m;
+    bp_context *ctx = m->ctx;
+    BP_RELEASE(ctx, q->keys, q->keys_cap);
+    BP_RELEASE(ctx, q->ids, q->ids_cap);
+    BP_RELEASE(ctx, q->tmp_keys, q->tmp_keys_cap);
+    BP_RELEASE(ctx, q->tmp_ids, q->tmp_ids_cap);
+    BP_RELEASE(ctx, q->sb, q->sb_cap);
+    BP_RELEASE(ctx, q->run_key, q->run_key_cap);
+    BP_RELEASE(ctx, q->run_start, q->run_start_cap);
+    BP_RELEASE(ctx, q->act_box, q->act_box_cap);
+    BP_RELEASE(ctx, q->act_id, q->act_id_cap);
+    BP_RELEASE(ctx, q->act_rng, q->act_rng_cap);
+    BP_RELEASE(ctx, q->st_end, q->st_end_cap);
+    BP_RELEASE(ctx, q->st_a0, q->st_a0_cap);
+    BP_RELEASE(ctx, q->st_a1, q->st_a1_cap);
+    BP_RELEASE(ctx, q->sw_keys, q->sw_keys_cap);
+    BP_RELEASE(ctx, q->sw_vals, q->sw_vals_cap);
+    BP_RELEASE(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap);
+    BP_RELEASE(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap);
+    bp_free(ctx, q, sizeof *q);
+}
+
+static void qt_reset(bp_algorithm *m) {
+    bp_quadtree *q = (bp_quadtree *)m;
+    q->ordered = false;
+    q->valid = false;
+    q->n = 0;
+    q->nruns = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mapping and keys
+
+static unsigned qt_max_levels(int dim) { return dim == 3 ? QT_MAX_LEVELS_3D : QT_MAX_LEVELS_2D; }
+
+// Finest-level cell of coordinate x on axis a. Clamped in double before the conversion, so huge
+// or outside coordinates are defined and land in the border cells; monotone in x, which is all
+// correctness needs (overlapping boxes get overlapping cell ranges).
+static inline uint32_t qt_cell(const bp_quadtree *q, int a, float x, double maxc) {
+    double t = ((double)x - q->origin[a]) * q->scale[a];
+    if (!(t > 0.0)) return 0;
+    if (t >= maxc) return (uint32_t)maxc;
+    return (uint32_t)t;
+}
+
+static inline uint64_t qt_morton(int dim, const uint32_t *c) {
+    return dim == 2 ? bp_morton2_64(c[0], c[1]) : bp_morton3_64(c[0], c[1], c[2]);
+}
+
+// Integer range of a box: lo[dim] then hi[dim].
+static inline void qt_range(const bp_quadtree *q, const float *b, uint32_t *r) {
+    const int d = q->dim;
+    const double maxc = (double)(((uint32_t)1 << q->levels) - 1u);
+    for (int a = 0; a < d; ++a) {
+        r[a] = qt_cell(q, a, b[a], maxc);
+        r[d + a] = qt_cell(q, a, b[d + a], maxc);
+    }
+}
+
+// The same from a box stored as min[dim] then -max[dim].
+static inline void qt_range_sorted(const bp_quadtree *q, const float *b, uint32_t *r) {
+    const int d = q->dim;
+    const double maxc = (double)(((uint32_t)1 << q->levels) - 1u);
+    for (int a = 0; a < d; ++a) {
+        r[a] = qt_cell(q, a, b[a], maxc);
+        r[d + a] = qt_cell(q, a, -b[d + a], maxc);
+    }
+}
+
+// The key of a box: (finest-level code of its cell's origin << QT_LEVEL_BITS) | level.
+static inline uint64_t qt_key(const bp_quadtree *q, const float *b) {
+    const int d = q->dim;
+    const unsigned L = q->levels;
+    uint32_t r[6] = {0, 0, 0, 0, 0, 0};
+    qt_range(q, b, r);
+    unsigned up;
+    uint64_t code;
+    if (!q->loose) {
+        // Seed 000: the XOR of the corners' codes gives the level, the shifted code the cell.
+        uint64_t lo = qt_morton(d, r), hi = qt_morton(d, r + d);
+        up = bp_morton_common_up(lo, hi, (unsigned)d);
+        code = lo;
+    } else {
+        // Loose: the level where the box is narrower than one cell, the cell of its centre.
+        uint32_t ext = 0, c[3] = {0, 0, 0};
+        for (int a = 0; a < d; ++a) {
+            uint32_t e = r[d + a] - r[a];
+            ext |= e;
+            c[a] = r[a] + e / 2u;
+        }
+        up = bp_bit_length64(ext);
+        if (up > L) up = L;
+        code = qt_morton(d, c);
+    }
+    const unsigned sh = (unsigned)d * up;
+    code = sh >= 64 ? 0 : (code >> sh) << sh;
+    return (code << QT_LEVEL_BITS) | (uint64_t)(L - up);
+}
+
+static inline unsigned qt_key_level(uint64_t key) { return (unsigned)(key & ((1u << QT_LEVEL_BITS) - 1u)); }
+static inline uint64_t qt_key_code(uint64_t key) { return key >> QT_LEVEL_BITS; }
+
+// Chooses levels and world for this frame. Keeps last frame's mapping when it still fits, so
+// that keys (and the sorted order) stay valid between frames.
+static void qt_choose_mapping(bp_quadtree *q, const bp_frame *f, const bp_context_def *def) {
+    const int d = f->dim;
+    const bool loose = def->quadtree.loose;
+    const unsigned lmax = qt_max_levels(d);
+    double lo[3], ext[3];
+    double widest = 0.0;
+    if (def->quadtree.fixed_world) {
+        for (int a = 0; a < d; ++a) {
+            lo[a] = def->quadtree.world_min[a];
+            ext[a] = (double)def->quadtree.world_max[a] - (double)def->quadtree.world_min[a];
+            widest = ext[a] > widest ? ext[a] : widest;
+        }
+    } else {
+        // Cubic cells: one extent for every axis, so that "everything on one line" does not make
+        // every box span its whole (thin) axis and sit at the root.
+        for (int a = 0; a < d; ++a) {
+            double e = (double)f->hi[a] - (double)f->lo[a];
+            widest = e > widest ? e : widest;
+        }
+        // A margin so that boxes drifting outwards keep last frame's mapping for a while.
+        const double margin = widest * QT_WORLD_MARGIN;
+        for (int a = 0; a < d; ++a) {
+            lo[a] = (double)f->lo[a] - margin;
+            ext[a] = widest + 2.0 * margin;
+        }
+    }
+    unsigned L;
+    if (def->quadtree.levels > 0) {
+        L = (unsigned)def->quadtree.levels < lmax ? (unsigned)def->quadtree.levels : lmax;
+    } else {
+        // Finest cell at least QT_CELL_FACTOR mean extents, and about QT_BOXES_PER_CELL boxes
+        // per finest cell.
+        double mean = 0.0;
+        for (int a = 0; a < d; ++a) {
+            double m = f->n ? f->size_sum[a] / (double)f->n : 0.0;
+            mean = m > mean ? m : mean;
+        }
+        double cell = (loose ? QT_CELL_FACTOR_LOOSE : QT_CELL_FACTOR_STRICT) * mean;
+        double by_n = log2((double)(f->n > 0 ? f->n : 1) / QT_BOXES_PER_CELL) / (double)d;
+        double by_size = cell > 0.0 && widest > 0.0 ? log2(widest / cell) : (double)lmax;
+        double want = ceil(by_size < by_n ? by_size : by_n);
+        L = want <= 0.0 ? 0u : (want >= (double)lmax ? lmax : (unsigned)want);
+    }
+    if (L == 0) L = 1;  // one level of children keeps the code paths uniform; costs nothing
+    // Keep the previous mapping when it still fits: same levels and placement, boxes inside,
+    // world not much too large.
+    bool keep = q->ordered && q->dim == d && q->levels == L && q->loose == loose;
+    for (int a = 0; a < d && keep; ++a) {
+        if (def->quadtree.fixed_world) {
+            keep = q->origin[a] == lo[a] && q->extent[a] == ext[a];
+        } else {
+            keep = (double)f->lo[a] >= q->origin[a] && (double)f->hi[a] <= q->origin[a] + q->extent[a] &&
+                   ext[a] >= QT_WORLD_KEEP * q->extent[a];
+        }
+    }
+    if (keep) return;
+    q->ordered = false;
+    q->dim = d;
+    q->levels = L;
+    q->loose = loose;
+    const double cells = (double)((uint32_t)1 << L);
+    for (int a = 0; a < d; ++a) {
+        q->origin[a] = lo[a];
+        q->extent[a] = ext[a];
+        // A zero extent (all boxes on one coordinate) maps everything to cell 0.
+        q->scale[a] = ext[a] > 0.0 ? cells / ext[a] : 0.0;
+        if (!isfinite(q->scale[a])) q->scale[a] = 0.0;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sorting
+
+// Computes the keys and sorts (keys, ids), reusing last frame's order when it can.
+static bp_status qt_sort(bp_quadtree *q, const bp_frame *f) {
+    bp_context *ctx = q->base.ctx;
+    const size_t n = f->n;
+    const unsigned bits = (unsigned)f->dim * q->levels + QT_LEVEL_BITS;
+    // Reserve everything first: a failure leaves last frame's order intact.
+    BP_RESERVE(ctx, q->keys, q->keys_cap, n + 1);
+    BP_RESERVE(ctx, q->ids, q->ids_cap, n + 1);
+    BP_RESERVE_DISCARD(ctx, q->tmp_keys, q->tmp_keys_cap, n + 1);
+    BP_RESERVE_DISCARD(ctx, q->tmp_ids, q->tmp_ids_cap, n + 1);
+    uint64_t *keys = q->keys, *mk = q->tmp_keys;
+    uint32_t *ids = q->ids, *mi = q->tmp_ids;
+    const size_t stride = (size_t)(2 * f->dim);
+    if (!(q->ordered && q->n == n)) {
+        for (size_t k = 0; k < n; ++k) {
+            ids[k] = (uint32_t)k;
+            keys[k] = qt_key(q, f->boxes + k * stride);
+        }
+        bp_radix_sort64(keys, ids, mk, mi, n, bits);
+        q->full_sorts++;
+        return BP_OK;
+    }
+    // Coherent: boxes whose key is unchanged stay in order (compacted in place); the others
+    // are sorted on their own and merged back from the end.
+    size_t w = 0, m = 0;
+    for (size_t k = 0; k < n; ++k) {
+        uint32_t i = ids[k];
+        // The boxes are read in last frame's sorted order, at random: fetch ahead.
+        if (k + QT_PREFETCH < n) BP_PREFETCH(f->boxes + (size_t)ids[k + QT_PREFETCH] * stride);
+        uint64_t key = qt_key(q, f->boxes + (size_t)i * stride);
+        if (key == keys[k]) {
+            keys[w] = key;
+            ids[w++] = i;
+        } else {
+            mk[m] = key;
+            mi[m++] = i;
+        }
+    }
+    if (m == 0) return BP_OK;
+    if ((double)m > QT_MOVED_MAX * (double)n) {
+        memcpy(keys + w, mk, m * sizeof *keys);
+        memcpy(ids + w, mi, m * sizeof *ids);
+        bp_radix_sort64(keys, ids, mk, mi, n, bits);
+        q->full_sorts++;
+        return BP_OK;
+    }
+    // m <= n / 2: the second half of the scratch is the radix sort's own scratch.
+    bp_radix_sort64(mk, mi, mk + m, mi + m, m, bits);
+    size_t i = w, j = m, out = n;
+    while (j > 0) {
+        if (i > 0 && keys[i - 1] > mk[j - 1]) {
+            --out;
+            --i;
+            keys[out] = keys[i];
+            ids[out] = ids[i];
+        } else {
+            --out;
+            --j;
+            keys[out] = mk[j];
+            ids[out] = mi[j];
+        }
+    }
+    return BP_OK;
+}
+
+// Gathers the boxes in sorted order and cuts the sorted keys into runs (one per cell).
+static bp_status qt_layout(bp_quadtree *q, const bp_frame *f) {
+    bp_context *ctx = q->base.ctx;
+    const size_t n = f->n;
+    const size_t stride = (size_t)(2 * f->dim);
+    BP_RESERVE_DISCARD(ctx, q->sb, q->sb_cap, n * stride + 1);
+    // Sized for n (runs <= n), not for this frame's runs, so that a warm frame never grows them.
+    BP_RESERVE_DISCARD(ctx, q->run_key, q->run_key_cap, n + 1);
+    BP_RESERVE_DISCARD(ctx, q->run_start, q->run_start_cap, n + 1);
+    float *BP_RESTRICT sb = q->sb;
+    const float *BP_RESTRICT boxes = f->boxes;
+    const size_t ahead = n > QT_PREFETCH ? n - QT_PREFETCH : 0;
+    if (stride == 4) {
+        for (size_t k = 0; k < n; ++k) {
+            if (k < ahead) BP_PREFETCH(boxes + 4 * (size_t)q->ids[k + QT_PREFETCH]);
+            const float *b = boxes + 4 * (size_t)q->ids[k];
+            sb[4 * k] = b[0];
+            sb[4 * k + 1] = b[1];
+            sb[4 * k + 2] = -b[2];
+            sb[4 * k + 3] = -b[3];
+        }
+    } else {
+        for (size_t k = 0; k < n; ++k) {
+            if (k < ahead) BP_PREFETCH(boxes + 6 * (size_t)q->ids[k + QT_PREFETCH]);
+            const float *b = boxes + 6 * (size_t)q->ids[k];
+            for (int a = 0; a < 3; ++a) {
+                sb[6 * k + (size_t)a] = b[a];
+                sb[6 * k + 3 + (size_t)a] = -b[3 + a];
+            }
+        }
+    }
+    size_t r = 0;
+    for (size_t k = 0; k < n; ++k) {
+        if (k == 0 || q->keys[k] != q->keys[k - 1]) {
+            q->run_key[r] = q->keys[k];
+            q->run_start[r++] = (uint32_t)k;
+        }
+    }
+    q->run_start[r] = (uint32_t)n;
+    q->nruns = r;
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pairs
+
+// Boxes in the sorted and active arrays are stored as min[dim] then -max[dim]: box b overlaps
+// box a exactly when every float of b is <= the matching float of a's "reach" (max[dim] then
+// -min[dim]), one packed comparison in 2D. Negation is exact, so the closed rule is kept.
+#if defined(__SSE2__)
+typedef __m128 qt_reach2;
+static inline qt_reach2 qt_reach2_of(const float *a) {
+    __m128 v = _mm_loadu_ps(a);
+    return _mm_sub_ps(_mm_setzero_ps(), _mm_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+}
+static inline bool qt_hit2(qt_reach2 r, const float *b) {
+    return _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), r)) == 15;
+}
+#else
+typedef struct {
+    float v[4];
+} qt_reach2;
+static inline qt_reach2 qt_reach2_of(const float *a) {
+    qt_reach2 r = {{-a[2], -a[3], -a[0], -a[1]}};
+    return r;
+}
+static inline bool qt_hit2(qt_reach2 r, const float *b) {
+    return (b[0] <= r.v[0]) & (b[1] <= r.v[1]) & (b[2] <= r.v[2]) & (b[3] <= r.v[3]);
+}
+#endif
+
+static inline bool qt_hit3(const float *a, const float *b) {
+    return (b[0] <= -a[3]) & (b[1] <= -a[4]) & (b[2] <= -a[5]) & (a[0] <= -b[3]) & (a[1] <= -b[4]) & (a[2] <= -b[5]);
+}
+
+// Box `a` (id ia) against sorted positions [j0, j1).
+static inline bp_status qt_row(const bp_quadtree *q, int d, const float *a, uint32_t ia, size_t j0, size_t j1,
+                               bp_sink *sink) {
+    const float *BP_RESTRICT sb = q->sb;
+    const uint32_t *BP_RESTRICT ids = q->ids;
+    if (d == 2) {
+        const qt_reach2 r = qt_reach2_of(a);
+        for (size_t j = j0; j < j1; ++j)
+            if (BP_UNLIKELY(qt_hit2(r, sb + 4 * j))) {
+                bp_status st = bp_sink_push(sink, ia, ids[j]);
+                if (st != BP_OK) return st;
+            }
+    } else {
+        for (size_t j = j0; j < j1; ++j)
+            if (BP_UNLIKELY(qt_hit3(a, sb + 6 * j))) {
+                bp_status st = bp_sink_push(sink, ia, ids[j]);
+                if (st != BP_OK) return st;
+            }
+    }
+    return BP_OK;
+}
+
+// Every pair among sorted positions [p0, p1) (one cell's boxes).
+static bp_status qt_pairs_within(const bp_quadtree *q, size_t p0, size_t p1, bp_sink *sink, uint64_t *checks) {
+    const int d = q->dim;
+    const size_t s = (size_t)(2 * d);
+    const size_t c = p1 - p0;
+    *checks += (uint64_t)c * (c - 1) / 2;
+    for (size_t i = p0; i + 1 < p1; ++i) {
+        bp_status st = qt_row(q, d, q->sb + s * i, q->ids[i], i + 1, p1, sink);
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+// Sorted positions [p0, p1) against sorted positions [c0, c1) (different cells).
+static bp_status qt_pairs_across(const bp_quadtree *q, size_t p0, size_t p1, size_t c0, size_t c1, bp_sink *sink,
+                                 uint64_t *checks) {
+    const int d = q->dim;
+    const size_t s = (size_t)(2 * d);
+    *checks += (uint64_t)(p1 - p0) * (c1 - c0);
+    for (size_t i = p0; i < p1; ++i) {
+        bp_status st = qt_row(q, d, q->sb + s * i, q->ids[i], c0, c1, sink);
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+// Whether integer range r (lo[d], hi[d]) reaches the cell region [c0, c1] on every axis.
+static inline bool qt_range_meets(const uint32_t *r, const uint32_t *c0, const uint32_t *c1, int d) {
+    bool ok = true;
+    for (int a = 0; a < d; ++a) ok &= (r[a] <= c1[a]) & (c0[a] <= r[d + a]);
+    return ok;
+}
+
+// Decodes a finest-level code into cell coordinates.
+static inline void qt_decode(int dim, uint64_t code, uint32_t *c) {
+    if (dim == 2) {
+        c[0] = (uint32_t)bp_morton_compact2_64(code);
+        c[1] = (uint32_t)bp_morton_compact2_64(code >> 1);
+    } else {
+        c[0] = (uint32_t)bp_morton_compact3_64(code);
+        c[1] = (uint32_t)bp_morton_compact3_64(code >> 1);
+        c[2] = (uint32_t)bp_morton_compact3_64(code >> 2);
+    }
+}
+
+// First index in [lo, hi) of a sorted key array whose key is >= key.
+static inline size_t qt_lower_bound(const uint64_t *rk, size_t lo, size_t hi, uint64_t key) {
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rk[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// Sort-and-sweep of one crowded cell: its own boxes (sorted positions [p0, p1)) and the
+// inherited boxes (active entries [e0, e1)), along the axis where their centres spread most;
+// pairs of two inherited boxes are skipped (they were tested higher up).
+static bp_status qt_sweep_cell(bp_quadtree *q, int d, size_t e0, size_t e1, size_t p0, size_t p1, bp_sink *sink,
+                               uint64_t *checks) {
+    bp_context *ctx = q->base.ctx;
+    const size_t s = (size_t)(2 * d);
+    const size_t fa = e1 - e0, m = fa + (p1 - p0);
+    if (m + 1 > q->sw_peak) q->sw_peak = m + 1;
+    BP_RESERVE_DISCARD(ctx, q->sw_keys, q->sw_keys_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, q->sw_vals, q->sw_vals_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap, m + 1);
+    const float *act = q->act_box, *sb = q->sb;
+#define QT_SW_BOX(v) ((v) < fa ? act + (e0 + (v)) * s : sb + (p0 + (v) - fa) * s)
+#define QT_SW_ID(v) ((v) < fa ? q->act_id[e0 + (v)] : q->ids[p0 + (v) - fa])
+    double sum[3] = {0, 0, 0}, sq[3] = {0, 0, 0};
+    for (size_t v = 0; v < m; ++v) {
+        const float *b = QT_SW_BOX(v);
+        for (int a = 0; a < d; ++a) {
+            double ctr = 0.5 * ((double)b[a] - (double)b[d + a]);
+            sum[a] += ctr;
+            sq[a] += ctr * ctr;
+        }
+    }
+    int axis = 0;
+    double best = -1.0;
+    for (int a = 0; a < d; ++a) {
+        double mean = sum[a] / (double)m, var = sq[a] / (double)m - mean * mean;
+        if (var > best) {
+            best = var;
+            axis = a;
+        }
+    }
+    for (size_t v = 0; v < m; ++v) {
+        q->sw_keys[v] = bp_float_key(QT_SW_BOX(v)[axis]);
+        q->sw_vals[v] = (uint32_t)v;
+    }
+    bp_radix_sort32(q->sw_keys, q->sw_vals, q->sw_tmp_keys, q->sw_tmp_vals, m, 32);
+    uint64_t c = 0;
+    for (size_t k = 0; k < m; ++k) {
+        const size_t v = q->sw_vals[k];
+        const float *bk = QT_SW_BOX(v);
+        const float hi = -bk[d + axis];
+        const bool inherited = v < fa;
+        const uint32_t idk = QT_SW_ID(v);
+        for (size_t j = k + 1; j < m; ++j) {
+            const size_t u = q->sw_vals[j];
+            const float *bj = QT_SW_BOX(u);
+            if (bj[axis] > hi) break;
+            if (inherited && u < fa) continue;
+            ++c;
+            bool hit = d == 2 ? qt_hit2(qt_reach2_of(bk), bj) : qt_hit3(bk, bj);
+            if (BP_UNLIKELY(hit)) {
+                bp_status st = bp_sink_push(sink, idk, QT_SW_ID(u));
+                if (st != BP_OK) return st;
+            }
+        }
+    }
+#undef QT_SW_BOX
+#undef QT_SW_ID
+    *checks += c;
+    return BP_OK;
+}
+
+// Strict placement: the seed's depth-first walk as one pass over the runs. The stack holds the
+// occupied ancestors of the current cell; each entry's segment of the active arrays holds every
+// box of an ancestor (its own included) that reaches into that ancestor's region. A cell tests its
+// boxes against each other and against the part of its parent's segment that reaches into it, so
+// a box straddling a line near the root meets only the cells it touches, not everything below.
+// `d` is a constant at each call site, so the compiler specialises the loops per dimension.
+static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_sink *sink, uint64_t *checks) {
+    bp_context *ctx = q->base.ctx;
+    const size_t s = (size_t)(2 * d);
+    const unsigned L = q->levels;
+    const uint64_t *BP_RESTRICT run_key = q->run_key;
+    const uint32_t *BP_RESTRICT run_start = q->run_start;
+    const float *BP_RESTRICT sb = q->sb;
+    const uint32_t *BP_RESTRICT ids = q->ids;
+    const size_t nruns = q->nruns, n = q->n;
+    const uint64_t *BP_RESTRICT keys = q->keys;
+    float *act_box = q->act_box;
+    uint32_t *act_id = q->act_id, *act_rng = q->act_rng;
+    uint64_t *st_end = q->st_end;
+    uint32_t *st_a0 = q->st_a0, *st_a1 = q->st_a1;
+    size_t depth = 0;
+    uint64_t c = 0;
+    bp_status st = BP_OK;
+    for (size_t r = 0; r < nruns; ++r) {
+        const uint64_t key = run_key[r];
+        const uint64_t code = qt_key_code(key);
+        const unsigned lvl = qt_key_level(key);
+        const uint64_t end = code + ((uint64_t)1 << ((unsigned)d * (L - lvl)));
+        const size_t p0 = run_start[r];
+        size_t p1 = run_start[r + 1];
+        while (depth > 0 && code >= st_end[depth - 1]) --depth;
+        const size_t a0 = depth ? st_a0[depth - 1] : 0, a1 = depth ? st_a1[depth - 1] : 0;
+        // A bucket: the coarsest cell that holds this run, starts here (no earlier box in its
+        // subtree) and has at most QT_BUCKET boxes in its whole subtree. Its boxes are one
+        // contiguous range and are all tested together, so sparse regions stop descending early
+        // and dense ones go as deep as they need: the tree adapts without a per-frame level rule.
+        uint64_t bcode = code;
+        unsigned blvl = lvl;
+        bool bucket = false;
+        for (unsigned lc = 0; lc <= lvl; ++lc) {
+            const unsigned sh = (unsigned)d * (L - lc);
+            const uint64_t corig = (code >> sh) << sh;
+            if (p0 > 0 && keys[p0 - 1] >= ((corig << QT_LEVEL_BITS) | lc)) continue;
+            const uint64_t cend = (corig + ((uint64_t)1 << sh)) << QT_LEVEL_BITS;
+            const size_t lim = n - p0 > QT_BUCKET ? p0 + QT_BUCKET : n;
+            if (lim < n && keys[lim] < cend) continue;
+            p1 = qt_lower_bound(keys, p0, lim, cend);
+            bcode = corig;
+            blvl = lc;
+            bucket = true;
+            break;
+        }
+        if (bucket)
+            while (r + 1 < nruns && run_start[r + 1] < p1) ++r;
+        const bool inner = !bucket && r + 1 < nruns && qt_key_code(run_key[r + 1]) < end;
+        if (a0 == a1 && !inner) {  // nothing above reaches it, nothing below
+            if (p1 - p0 > 1) {
+                st = qt_pairs_within(q, p0, p1, sink, &c);
+                if (st != BP_OK) return st;
+            }
+            continue;
+        }
+        uint32_t c0[3], c1[3];
+        qt_decode(d, bcode, c0);
+        for (int a = 0; a < d; ++a) c1[a] = c0[a] + (((uint32_t)1 << (L - blvl)) - 1u);
+        const size_t top = a1;
+        const size_t need = top + (a1 - a0) + (p1 - p0) + 1;
+        if (need > q->act_peak) q->act_peak = need;
+        if (need * s > q->act_box_cap || need > q->act_id_cap || need * s > q->act_rng_cap ||
+            depth + 1 > q->st_end_cap || depth + 1 > q->st_a0_cap || depth + 1 > q->st_a1_cap) {
+            BP_RESERVE(ctx, q->act_box, q->act_box_cap, need * s);
+            BP_RESERVE(ctx, q->act_id, q->act_id_cap, need);
+            BP_RESERVE(ctx, q->act_rng, q->act_rng_cap, need * s);
+            BP_RESERVE(ctx, q->st_end, q->st_end_cap, depth + 1);
+            BP_RESERVE(ctx, q->st_a0, q->st_a0_cap, depth + 1);
+            BP_RESERVE(ctx, q->st_a1, q->st_a1_cap, depth + 1);
+            act_box = q->act_box;
+            act_id = q->act_id;
+            act_rng = q->act_rng;
+            st_end = q->st_end;
+            st_a0 = q->st_a0;
+            st_a1 = q->st_a1;
+        }
+        // The parent's boxes that reach this cell, copied above the parent's segment: tested
+        // here and, for an inner cell, inherited by the children.
+        size_t w = top;
+        for (size_t e = a0; e < a1; ++e) {
+            const uint32_t *rg = act_rng + e * s;
+            bool meets = true;
+            for (int a = 0; a < d; ++a) meets &= (rg[a] <= c1[a]) & (c0[a] <= rg[d + a]);
+            if (!meets) continue;
+            memcpy(act_box + w * s, act_box + e * s, s * sizeof *act_box);
+            memcpy(act_rng + w * s, rg, s * sizeof *rg);
+            act_id[w++] = act_id[e];
+        }
+        const size_t own = p1 - p0, inherited = w - top;
+        if ((double)own * (double)(own + inherited) > QT_SWEEP_WORK) {
+            // Many boxes in one cell (boxes straddling the planes near the root of an octree,
+            // a crowd on a line): one sort-and-sweep instead of all pairs.
+            st = qt_sweep_cell(q, d, top, w, p0, p1, sink, &c);
+            if (st != BP_OK) return st;
+        } else {
+            if (own > 1) {
+                st = qt_pairs_within(q, p0, p1, sink, &c);
+                if (st != BP_OK) return st;
+            }
+            c += (uint64_t)own * inherited;
+            for (size_t e = top; e < w; ++e) {
+                st = qt_row(q, d, act_box + e * s, act_id[e], p0, p1, sink);
+                if (st != BP_OK) return st;
+            }
+        }
+        if (!inner) continue;
+        for (size_t i = p0; i < p1; ++i) {
+            memcpy(act_box + w * s, sb + i * s, s * sizeof *sb);
+            qt_range_sorted(q, sb + i * s, act_rng + w * s);
+            act_id[w++] = ids[i];
+        }
+        st_end[depth] = end;
+        st_a0[depth] = (uint32_t)top;
+        st_a1[depth] = (uint32_t)w;
+        ++depth;
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+static bp_status qt_walk_strict(bp_quadtree *q, bp_sink *sink, uint64_t *checks) {
+    // Reserve last frame's peaks with headroom first: a warm frame whose structure changes a
+    // little then allocates nothing (the walk still grows the arrays when it must).
+    bp_context *ctx = q->base.ctx;
+    const size_t s = (size_t)(2 * q->dim);
+    const size_t floor = q->n < QT_ACTIVE_FLOOR ? q->n : QT_ACTIVE_FLOOR;
+    const size_t act = (q->act_peak > floor ? q->act_peak : floor) + 64;
+    const size_t sw = (q->sw_peak > floor ? q->sw_peak : floor) + 64;
+    BP_RESERVE(ctx, q->act_box, q->act_box_cap, act * s);
+    BP_RESERVE(ctx, q->act_id, q->act_id_cap, act);
+    BP_RESERVE(ctx, q->act_rng, q->act_rng_cap, act * s);
+    BP_RESERVE(ctx, q->st_end, q->st_end_cap, (size_t)q->levels + 2);
+    BP_RESERVE(ctx, q->st_a0, q->st_a0_cap, (size_t)q->levels + 2);
+    BP_RESERVE(ctx, q->st_a1, q->st_a1_cap, (size_t)q->levels + 2);
+    BP_RESERVE_DISCARD(ctx, q->sw_keys, q->sw_keys_cap, sw);
+    BP_RESERVE_DISCARD(ctx, q->sw_vals, q->sw_vals_cap, sw);
+    BP_RESERVE_DISCARD(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap, sw);
+    BP_RESERVE_DISCARD(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap, sw);
+    q->act_peak = 0;
+    q->sw_peak = 0;
+    return q->dim == 2 ? qt_walk_strict_dim(q, 2, sink, checks) : qt_walk_strict_dim(q, 3, sink, checks);
+}
+
+// Loose placement: a box lies within its cell enlarged by half a cell, so two overlapping boxes
+// sit in cells where the coarser one's cell neighbours (within one cell on every axis) the
+// finer one's ancestor at that level. Each cell therefore meets the subtrees of its 3^dim
+// neighbours: deeper boxes always, same-level boxes of a neighbour once (the larger code).
+static bp_status qt_walk_loose(bp_quadtree *q, bp_sink *sink, uint64_t *checks) {
+    const int d = q->dim;
+    const unsigned L = q->levels;
+    const uint64_t *rk = q->run_key;
+    const size_t nr = q->nruns;
+    uint64_t c = 0;
+    for (size_t r = 0; r < nr; ++r) {
+        const uint64_t key = rk[r];
+        const uint64_t code = qt_key_code(key);
+        const unsigned lvl = qt_key_level(key);
+        const unsigned up = L - lvl;
+        const size_t p0 = q->run_start[r], p1 = q->run_start[r + 1];
+        bp_status st = qt_pairs_within(q, p0, p1, sink, &c);
+        if (st != BP_OK) return st;
+        uint32_t cc[3];
+        qt_decode(d, code, cc);
+        const uint32_t cells = (uint32_t)1 << lvl;  // cells per axis at this level
+        for (int a = 0; a < d; ++a) cc[a] >>= up;
+        const int nn = d == 2 ? 9 : 27;
+        for (int o = 0; o < nn; ++o) {
+            uint32_t nc[3];
+            int rem = o;
+            bool inside = true;
+            for (int a = 0; a < d; ++a) {
+                int off = rem % 3 - 1;
+                rem /= 3;
+                if ((off < 0 && cc[a] == 0) || (off > 0 && cc[a] + 1 >= cells)) inside = false;
+                nc[a] = (uint32_t)((int64_t)cc[a] + off) << up;
+            }
+            if (!inside) continue;
+            const uint64_t ncode = qt_morton(d, nc);
+            const uint64_t k0 = (ncode << QT_LEVEL_BITS) | lvl;
+            const uint64_t k1 = (ncode + ((uint64_t)1 << ((unsigned)d * up))) << QT_LEVEL_BITS;
+            size_t r0 = ncode == code ? r : qt_lower_bound(rk, 0, nr, k0);
+            if (r0 >= nr || rk[r0] >= k1) continue;
+            // The neighbour's own boxes: from one side only; the cell itself was done above.
+            if (rk[r0] == k0 && (ncode <= code)) ++r0;
+            size_t r1 = qt_lower_bound(rk, r0, nr, k1);
+            if (r0 >= r1) continue;
+            st = qt_pairs_across(q, p0, p1, q->run_start[r0], q->run_start[r1], sink, &c);
+            if (st != BP_OK) return st;
+        }
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+static bp_status qt_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
+    bp_quadtree *q = (bp_quadtree *)m;
+    q->valid = false;
+    qt_choose_mapping(q, f, bp_context_def_of(m->ctx));
+    bp_status st = qt_sort(q, f);
+    if (st != BP_OK) return st;
+    q->n = f->n;
+    q->ordered = true;
+    st = qt_layout(q, f);
+    if (st != BP_OK) return st;
+    q->valid = true;
+    return q->loose ? qt_walk_loose(q, sink, checks) : qt_walk_strict(q, sink, checks);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries, drawing, validation
+
+// Descends the implicit tree from the root, visiting only cells whose region (enlarged for loose
+// placement) meets the query's cell range, each with the runs of its subtree.
+static bp_status qt_query(bp_algorithm *m, const bp_frame *f, const bp_query *qu, bp_index_buf *out) {
+    const bp_quadtree *q = (const bp_quadtree *)m;
+    if (!q->valid || q->nruns == 0) return BP_OK;
+    const int d = q->dim;
+    const unsigned L = q->levels;
+    uint32_t qr[6];
+    float qb[6];
+    for (int a = 0; a < d; ++a) {
+        qb[a] = qu->lo[a];
+        qb[d + a] = qu->hi[a];
+    }
+    qt_range(q, qb, qr);
+    // Explicit stack: each level pushes at most 2^dim children, the deepest path holds L levels.
+    struct {
+        uint64_t code;
+        unsigned lvl;
+        size_t r0, r1;
+    } stack[8 * (QT_MAX_LEVELS_2D + 1)];
+    size_t sp = 0;
+    stack[sp].code = 0;
+    stack[sp].lvl = 0;
+    stack[sp].r0 = 0;
+    stack[sp].r1 = q->nruns;
+    ++sp;
+    while (sp > 0) {
+        --sp;
+        const uint64_t code = stack[sp].code;
+        const unsigned lvl = stack[sp].lvl;
+        size_t r0 = stack[sp].r0;
+        const size_t r1 = stack[sp].r1;
+        if (q->run_key[r0] == ((code << QT_LEVEL_BITS) | lvl)) {
+            for (size_t p = q->run_start[r0]; p < q->run_start[r0 + 1]; ++p) {
+                if (bp_query_hit(qu, f, q->ids[p])) {
+                    bp_status st = bp_index_push(out, q->ids[p]);
+                    if (st != BP_OK) return st;
+                }
+            }
+            ++r0;
+        }
+        if (lvl == L || r0 >= r1) continue;
+        const unsigned csh = (unsigned)d * (L - lvl - 1);
+        const uint32_t side = (uint32_t)1 << (L - lvl - 1);  // child edge in finest cells
+        const int kids = 1 << d;
+        for (int k = 0; k < kids && r0 < r1; ++k) {
+            const uint64_t ccode = code + ((uint64_t)k << csh);
+            const uint64_t kend = (ccode + ((uint64_t)1 << csh)) << QT_LEVEL_BITS;
+            size_t e = qt_lower_bound(q->run_key, r0, r1, kend);
+            if (e > r0) {
+                uint32_t c0[3], c1[3];
+                qt_decode(d, ccode, c0);
+                bool meets = true;
+                for (int a = 0; a < d; ++a) {
+                    int64_t lo = c0[a], hi = (int64_t)c0[a] + side - 1;
+                    if (q->loose) {
+                        // Enlarged by half a cell (nothing at the finest level).
+                        int64_t g = side > 1 ? side / 2 : 0;
+                        lo -= g;
+                        hi += g;
+                    }
+                    meets &= ((int64_t)qr[a] <= hi) & (lo <= (int64_t)qr[d + a]);
+                }
+                (void)c1;
+                if (meets) {
+                    stack[sp].code = ccode;
+                    stack[sp].lvl = lvl + 1;
+                    stack[sp].r0 = r0;
+                    stack[sp].r1 = e;
+                    ++sp;
+                }
+            }
+            r0 = e;
+        }
+    }
+    return BP_OK;
+}
+
+// Occupied cells, each drawn with its level (0: the root).
+static void qt_debug_draw(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw) {
+    const bp_quadtree *q = (const bp_quadtree *)m;
+    (void)f;
+    if (!draw->box || !q->valid) return;
+    const int d = q->dim;
+    for (size_t r = 0; r < q->nruns; ++r) {
+        const unsigned lvl = qt_key_level(q->run_key[r]);
+        uint32_t c[3];
+        qt_decode(d, qt_key_code(q->run_key[r]), c);
+        const double side = (double)((uint64_t)1 << (q->levels - lvl));
+        float lo[3], hi[3];
+        for (int a = 0; a < d; ++a) {
+            if (q->scale[a] > 0.0) {
+                lo[a] = (float)(q->origin[a] + (double)c[a] / q->scale[a]);
+                hi[a] = (float)(q->origin[a] + ((double)c[a] + side) / q->scale[a]);
+            } else {
+                lo[a] = hi[a] = (float)q->origin[a];
+            }
+        }
+        draw->box(lo, hi, (int)lvl, draw->user);
+    }
+}
+
+// Keys sorted and consistent with the boxes, every box placed exactly once, runs and gathered
+// boxes matching.
+static bp_status qt_validate(const bp_algorithm *m, const bp_frame *f) {
+    const bp_quadtree *q = (const bp_quadtree *)m;
+    if (!q->valid || q->n != f->n) return BP_ERR_INVALID_ARG;
+    const size_t n = q->n, s = (size_t)(2 * f->dim);
+    for (size_t k = 0; k < n; ++k) {
+        uint32_t i = q->ids[k];
+        if (i >= n) return BP_ERR_INVALID_ARG;
+        if (q->keys[k] != qt_key(q, bp_frame_box(f, i))) return BP_ERR_INVALID_ARG;
+        if (k > 0 && q->keys[k - 1] > q->keys[k]) return BP_ERR_INVALID_ARG;
+        for (size_t a = 0; a < s; ++a) {
+            const float v = a < s / 2 ? bp_frame_box(f, i)[a] : -bp_frame_box(f, i)[a];
+            if (q->sb[k * s + a] != v) return BP_ERR_INVALID_ARG;
+        }
+        if (qt_key_level(q->keys[k]) > q->levels) return BP_ERR_INVALID_ARG;
+    }
+    if (q->run_start[q->nruns] != n) return BP_ERR_INVALID_ARG;
+    for (size_t r = 0; r < q->nruns; ++r) {
+        size_t p0 = q->run_start[r], p1 = q->run_start[r + 1];
+        if (p0 >= p1) return BP_ERR_INVALID_ARG;
+        for (size_t p = p0; p < p1; ++p)
+            if (q->keys[p] != q->run_key[r]) return BP_ERR_INVALID_ARG;
+    }
+    bp_context *ctx = m->ctx;
+    size_t bytes = (n + 7) / 8 + 1;
+    unsigned char *seen = bp_alloc(ctx, bytes);
+    if (!seen) return BP_ERR_NOMEM;
+    memset(seen, 0, bytes);
+    bp_status st = BP_OK;
+    for (size_t k = 0; k < n && st == BP_OK; ++k) {
+        uint32_t i = q->ids[k];
+        if (seen[i / 8] & (1u << (i % 8))) st = BP_ERR_INVALID_ARG;
+        seen[i / 8] |= (unsigned char)(1u << (i % 8));
+    }
+    bp_free(ctx, seen, bytes);
+    return st;
+}
+
+const bp_algorithm_class bp_quadtree_class = {
+    .name = "quadtree",
+    .create = qt_create,
+    .destroy = qt_destroy,
+    .find_pairs = qt_find_pairs,
+    .reset = qt_reset,
+    .query = qt_query,
+    .debug_draw = qt_debug_draw,
+    .validate = qt_validate,
+};
