@@ -20,6 +20,10 @@
 #include "method.h"
 #include "radix_sort.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 // The cell edge is this many times the typical box extent (the 75th percentile of a sample of
 // extents, so a few huge boxes do not inflate it). Measured: docs/grid.md.
 #ifndef GRID_CELL_FACTOR
@@ -40,6 +44,8 @@
 // Sentinel keys after the last box: every scan stops there without a bounds test.
 #define GRID_PAD 16  // also covers the prefetch distance
 #define GRID_SENTINEL UINT32_MAX
+// Marks, in last frame's order, a box that was pulled out to be sorted apart (never a real key).
+#define GRID_MOVED (UINT32_MAX - 1)
 // The coherent sort gives up (full radix sort) when more than 1/this of the boxes moved.
 #define GRID_MOVED_MAX_DIV 4
 // Boxes are read in last frame's sorted order, which is random in memory: prefetch this far
@@ -81,10 +87,12 @@ typedef struct bp_grid {
     uint32_t *perm, *keys;
     float *boxes;
     size_t perm_cap, keys_cap, boxes_cap;
-    // Scratch: keys and boxes in last frame's order, positions, radix-sort buffers, next perm.
-    uint32_t *okeys, *opos, *tkeys, *tpos, *perm2;
+    // Scratch: keys and boxes in last frame's order, the boxes that moved (keys, old positions;
+    // also the radix sort's buffers), the next perm.
+    uint32_t *okeys, *mkeys, *mpos, *perm2;
     float *oboxes;
-    size_t okeys_cap, opos_cap, tkeys_cap, tpos_cap, perm2_cap, oboxes_cap;
+    size_t okeys_cap, mkeys_cap, mpos_cap, perm2_cap, oboxes_cap;
+    size_t moved;         // boxes pulled out of the order this frame
     // Coarse index of the sorted keys: bucket[b] = first position with key >= b << shift.
     uint32_t *bucket;
     size_t bucket_cap, nbuckets;
@@ -108,9 +116,8 @@ static void grid_destroy(bp_algorithm *m) {
     BP_RELEASE(ctx, g->keys, g->keys_cap);
     BP_RELEASE(ctx, g->boxes, g->boxes_cap);
     BP_RELEASE(ctx, g->okeys, g->okeys_cap);
-    BP_RELEASE(ctx, g->opos, g->opos_cap);
-    BP_RELEASE(ctx, g->tkeys, g->tkeys_cap);
-    BP_RELEASE(ctx, g->tpos, g->tpos_cap);
+    BP_RELEASE(ctx, g->mkeys, g->mkeys_cap);
+    BP_RELEASE(ctx, g->mpos, g->mpos_cap);
     BP_RELEASE(ctx, g->perm2, g->perm2_cap);
     BP_RELEASE(ctx, g->oboxes, g->oboxes_cap);
     BP_RELEASE(ctx, g->bucket, g->bucket_cap);
@@ -258,7 +265,7 @@ static void grid_fit(grid_geom *G, int d, const double lo[3], const double hi[3]
 
 // Chooses this frame's geometry; keeps last frame's when still good, so that keys (and the
 // sorted order) carry over.
-static void grid_choose(bp_grid *g, const bp_frame *f) {
+static bool grid_choose(bp_grid *g, const bp_frame *f) {
     const int d = f->dim;
     const float user = bp_context_def_of(g->base.ctx)->grid.cell_size;
     double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0};
@@ -276,7 +283,7 @@ static void grid_choose(bp_grid *g, const bp_frame *f) {
             if (lo < G->wlo[a] || hi > G->whi[a]) keep = false;
             if ((hi - lo) * 2.0 + 4.0 * G->cell[a] < G->whi[a] - G->wlo[a]) keep = false;
         }
-        if (keep) return;
+        if (keep) return true;
     }
     double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     bool robust = false;
@@ -304,6 +311,7 @@ static void grid_choose(bp_grid *g, const bp_frame *f) {
     grid_fit(G, d, lo, hi, cell);
     G->robust = robust;
     g->have_geom = true;
+    return false;
 }
 
 // The key of a box from its level-0 cell range, in the finest level where it spans at most two
@@ -334,76 +342,6 @@ static inline void grid_cells(const grid_geom *G, const float *b, int64_t c0[3],
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sorting
-
-static void grid_radix(bp_grid *g, uint32_t *keys, uint32_t *vals, size_t n) {
-    bp_radix_sort32(keys, vals, g->tkeys, g->tpos, n, g->key_bits);
-}
-
-// Sorts okeys (last frame's order) into keys/opos (old positions), using the old order when
-// `coherent`: boxes whose key broke the order are pulled out, sorted alone and merged back.
-static void grid_sort(bp_grid *g, size_t n, bool coherent) {
-    uint32_t *ok = g->okeys, *keys = g->keys, *opos = g->opos;
-    if (coherent) {
-        ok[n] = GRID_SENTINEL;
-        // Kept: a non-decreasing subsequence. Moved: the rest (into ok/perm2's front, in place:
-        // the write index never passes the read index).
-        uint32_t *kk = g->tkeys, *kp = g->tpos, *mp = g->perm2;
-        size_t nk = 0, nm = 0;
-        uint32_t last = 0;
-        for (size_t k = 0; k < n; ++k) {
-            uint32_t key = ok[k];
-            // Also move a key that is larger than its successor: one box that jumped forward
-            // would otherwise push every following box out.
-            if (key >= last && key <= ok[k + 1]) {
-                kk[nk] = key;
-                kp[nk++] = (uint32_t)k;
-                last = key;
-            } else {
-                ok[nm] = key;
-                mp[nm++] = (uint32_t)k;
-            }
-        }
-        if (nm * GRID_MOVED_MAX_DIV <= n) {
-            // keys/opos are free until the merge: scratch for the small sort.
-            bp_radix_sort32(ok, mp, keys, opos, nm, g->key_bits);
-            size_t i = 0, j = 0, o = 0;
-            kk[nk] = GRID_SENTINEL;
-            ok[nm] = GRID_SENTINEL;
-            while (o < n) {
-                // Ties: the kept box first (any order is valid; this one is stable-ish).
-                if (kk[i] <= ok[j]) {
-                    keys[o] = kk[i];
-                    opos[o++] = kp[i++];
-                } else {
-                    keys[o] = ok[j];
-                    opos[o++] = mp[j++];
-                }
-            }
-            return;
-        }
-        // Too many moved: rebuild the input (kept and moved are a permutation of it) and sort.
-        for (size_t k = 0; k < nk; ++k) {
-            keys[k] = kk[k];
-            opos[k] = kp[k];
-        }
-        for (size_t k = 0; k < nm; ++k) {
-            keys[nk + k] = ok[k];
-            opos[nk + k] = mp[k];
-        }
-        grid_radix(g, keys, opos, n);
-        g->resorts++;
-        return;
-    }
-    for (size_t k = 0; k < n; ++k) {
-        keys[k] = ok[k];
-        opos[k] = (uint32_t)k;
-    }
-    grid_radix(g, keys, opos, n);
-    g->resorts++;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Building the frame's structure
 
 static bp_status grid_reserve(bp_grid *g, size_t n, int d) {
@@ -416,16 +354,42 @@ static bp_status grid_reserve(bp_grid *g, size_t n, int d) {
     BP_RESERVE_DISCARD(ctx, g->keys, g->keys_cap, m);
     BP_RESERVE_DISCARD(ctx, g->boxes, g->boxes_cap, fl);
     BP_RESERVE_DISCARD(ctx, g->okeys, g->okeys_cap, m);
-    BP_RESERVE_DISCARD(ctx, g->opos, g->opos_cap, m);
-    BP_RESERVE_DISCARD(ctx, g->tkeys, g->tkeys_cap, m);
-    BP_RESERVE_DISCARD(ctx, g->tpos, g->tpos_cap, m);
+    BP_RESERVE_DISCARD(ctx, g->mkeys, g->mkeys_cap, m);
+    BP_RESERVE_DISCARD(ctx, g->mpos, g->mpos_cap, m);
     BP_RESERVE_DISCARD(ctx, g->oboxes, g->oboxes_cap, fl);
     return BP_OK;
 }
 
-// Keys and boxes in last frame's order (perm): boxes are read once, in an order that is close
-// to the sorted one, and the gather after the sort reads oboxes almost sequentially.
-static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n) {
+// Pulling out, during the key pass, the boxes whose new key breaks last frame's order. Kept: a
+// non-decreasing subsequence that holds every box whose key did not change (last frame's keys,
+// `old`, are sorted) and each changed key that still fits below the next old key. Moved: the
+// rest, marked GRID_MOVED in okeys and listed in mkeys/mpos, up to `cap` of them.
+typedef struct grid_extract {
+    const uint32_t *old;  // NULL: no coherence, nothing is pulled out
+    uint32_t *mkeys, *mpos;
+    size_t count, cap;
+    uint32_t last;
+} grid_extract;
+
+static inline uint32_t grid_extract_one(grid_extract *x, size_t k, uint32_t key) {
+    if (!x->old) return key;
+    if (BP_LIKELY(key >= x->last && key <= x->old[k + 1])) {
+        x->last = key;
+        return key;
+    }
+    if (BP_UNLIKELY(x->count == x->cap)) {
+        // Too many moved for a merge to pay: give up on coherence for this frame.
+        x->old = NULL;
+        return key;
+    }
+    x->mkeys[x->count] = key;
+    x->mpos[x->count++] = (uint32_t)k;
+    return GRID_MOVED;
+}
+
+// Keys and boxes in last frame's order (perm): boxes are read once, in an order close to the
+// sorted one, and the gather after the sort reads oboxes almost sequentially.
+static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x) {
     const grid_geom *G = &g->geom;
     const double ox = G->origin[0], oy = G->origin[1], ix = G->inv[0], iy = G->inv[1];
     const int64_t gx = G->g0[0] - 1, gy = G->g0[1] - 1;
@@ -440,21 +404,23 @@ static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n) {
         float *o = ob + 4 * k;
         o[0] = b[0];
         o[1] = b[1];
-        o[2] = b[2];
-        o[3] = b[3];
+        o[2] = -b[2];
+        o[3] = -b[3];
         int64_t x0 = grid_coord(b[0], ox, ix, gx), y0 = grid_coord(b[1], oy, iy, gy);
         int64_t x1 = grid_coord(b[2], ox, ix, gx), y1 = grid_coord(b[3], oy, iy, gy);
+        uint32_t key;
         if (BP_LIKELY(x1 - x0 <= 1 && y1 - y0 <= 1)) {
-            ok[k] = (uint32_t)((uint64_t)(y0 + 1) * sx + (uint64_t)(x0 + 1));
+            key = (uint32_t)((uint64_t)(y0 + 1) * sx + (uint64_t)(x0 + 1));
         } else {
             int64_t c0[3] = {x0, y0, 0}, c1[3] = {x1, y1, 0};
             int l;
-            ok[k] = grid_key(G, c0, c1, &l);
+            key = grid_key(G, c0, c1, &l);
         }
+        ok[k] = grid_extract_one(x, k, key);
     }
 }
 
-static void grid_keys3(bp_grid *g, const bp_frame *f, size_t n) {
+static void grid_keys3(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x) {
     const grid_geom *G = &g->geom;
     const uint64_t sx = G->lv[0].stride[1], sxy = G->lv[0].stride[2];
     const uint32_t *BP_RESTRICT perm = g->perm;
@@ -465,15 +431,70 @@ static void grid_keys3(bp_grid *g, const bp_frame *f, size_t n) {
         GRID_PREFETCH_READ(src + (size_t)perm[k + GRID_PREFETCH] * 6);
         const float *b = src + (size_t)perm[k] * 6;
         float *o = ob + 6 * k;
-        for (int e = 0; e < 6; ++e) o[e] = b[e];
+        for (int e = 0; e < 3; ++e) {
+            o[e] = b[e];
+            o[3 + e] = -b[3 + e];
+        }
         int64_t c0[3], c1[3];
         grid_cells(G, b, c0, c1);
+        uint32_t key;
         if (BP_LIKELY(c1[0] - c0[0] <= 1 && c1[1] - c0[1] <= 1 && c1[2] - c0[2] <= 1)) {
-            ok[k] = (uint32_t)((uint64_t)(c0[2] + 1) * sxy + (uint64_t)(c0[1] + 1) * sx + (uint64_t)(c0[0] + 1));
+            key = (uint32_t)((uint64_t)(c0[2] + 1) * sxy + (uint64_t)(c0[1] + 1) * sx + (uint64_t)(c0[0] + 1));
         } else {
             int l;
-            ok[k] = grid_key(G, c0, c1, &l);
+            key = grid_key(G, c0, c1, &l);
         }
+        ok[k] = grid_extract_one(x, k, key);
+    }
+}
+
+// Writes the sorted frame (keys, boxes, next perm) from last frame's order. Coherent (x->old
+// still set): merges the kept boxes (okeys in order, GRID_MOVED skipped) with the moved ones,
+// radix-sorted alone. Otherwise: one radix sort of all the keys.
+static void grid_sort_gather(bp_grid *g, size_t n, int d, grid_extract *x) {
+    uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT np = g->perm2;
+    uint32_t *BP_RESTRICT ok = g->okeys, *BP_RESTRICT mk = g->mkeys, *BP_RESTRICT mp = g->mpos;
+    const uint32_t *BP_RESTRICT perm = g->perm;
+    const float *BP_RESTRICT ob = g->oboxes;
+    float *BP_RESTRICT bx = g->boxes;
+    const size_t w = (size_t)(2 * d);
+    if (x->old) {
+        const size_t nm = x->count;
+        g->moved = nm;
+        // keys and perm2 are free until the merge: the small sort's buffers.
+        bp_radix_sort32(mk, mp, keys, np, nm, g->key_bits);
+        mk[nm] = GRID_SENTINEL;
+        ok[n] = GRID_SENTINEL;
+        size_t i = 0, j = 0;
+        for (size_t o = 0; o < n; ++o) {
+            while (ok[i] == GRID_MOVED) ++i;
+            size_t p;
+            // Ties: the kept box first (any order within a cell is valid).
+            if (ok[i] <= mk[j]) {
+                p = i++;
+                keys[o] = ok[p];
+            } else {
+                p = mp[j];
+                keys[o] = mk[j++];
+            }
+            np[o] = perm[p];
+            memcpy(bx + w * o, ob + w * p, w * sizeof(float));
+        }
+        return;
+    }
+    // If the extraction gave up half-way, the boxes it had pulled out get their keys back.
+    for (size_t t = 0; t < x->count; ++t) ok[mp[t]] = mk[t];
+    g->moved = n;
+    for (size_t k = 0; k < n; ++k) {
+        keys[k] = ok[k];
+        mp[k] = (uint32_t)k;
+    }
+    bp_radix_sort32(keys, mp, mk, np, n, g->key_bits);
+    g->resorts++;
+    for (size_t o = 0; o < n; ++o) {
+        const size_t p = mp[o];
+        np[o] = perm[p];
+        memcpy(bx + w * o, ob + w * p, w * sizeof(float));
     }
 }
 
@@ -516,15 +537,94 @@ static bp_status grid_build_bucket(bp_grid *g, size_t n) {
 // ---------------------------------------------------------------------------------------------
 // Pairs
 
-#define GRID_HIT2(a0, a1, a2, a3, b) \
-    (((b)[0] <= (a2)) & ((a0) <= (b)[2]) & ((b)[1] <= (a3)) & ((a1) <= (b)[3]))
+// Sorted boxes are stored as (min, -max): box b overlaps box a when every stored value of b is
+// <= the matching value of the probe (max(a), -min(a)), so one 4-wide compare tests a 2D pair.
+// Negation is exact, so this is the closed-interval test, bit for bit.
+#if defined(__SSE2__)
+typedef struct grid_probe {
+    __m128 lo, hi;
+} grid_probe;
 
-#define GRID_HIT3(a, b)                                                                        \
-    (((b)[0] <= (a)[3]) & ((a)[0] <= (b)[3]) & ((b)[1] <= (a)[4]) & ((a)[1] <= (b)[4]) &      \
-     ((b)[2] <= (a)[5]) & ((a)[2] <= (b)[5]))
+static inline grid_probe grid_probe_make(const float *a, int d) {
+    float t[8] = {0, 0, 0, 0, INFINITY, INFINITY, INFINITY, INFINITY};
+    for (int e = 0; e < d; ++e) {
+        t[e] = -a[d + e];
+        t[d + e] = -a[e];
+    }
+    grid_probe p = {_mm_loadu_ps(t), _mm_loadu_ps(t + 4)};
+    return p;
+}
+
+static inline int grid_hit2(const grid_probe *p, const float *b) {
+    return _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), p->lo)) == 15;
+}
+
+static inline int grid_hit3(const grid_probe *p, const float *b) {
+    __m128 hi = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(b + 4)));
+    int m = _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), p->lo)) |
+            (_mm_movemask_ps(_mm_cmple_ps(hi, p->hi)) << 4);
+    return m == 0xFF;
+}
+#else
+typedef struct grid_probe {
+    float v[6];
+} grid_probe;
+
+static inline grid_probe grid_probe_make(const float *a, int d) {
+    grid_probe p;
+    for (int e = 0; e < d; ++e) {
+        p.v[e] = -a[d + e];
+        p.v[d + e] = -a[e];
+    }
+    return p;
+}
+
+static inline int grid_hit2(const grid_probe *p, const float *b) {
+    return (b[0] <= p->v[0]) & (b[1] <= p->v[1]) & (b[2] <= p->v[2]) & (b[3] <= p->v[3]);
+}
+
+static inline int grid_hit3(const grid_probe *p, const float *b) {
+    return (b[0] <= p->v[0]) & (b[1] <= p->v[1]) & (b[2] <= p->v[2]) & (b[3] <= p->v[3]) &
+           (b[4] <= p->v[4]) & (b[5] <= p->v[5]);
+}
+#endif
+
+// Tests sorted box j against box p (a0..a3 / a) when its key is at most `lim`, and pushes a hit.
+// Branch-free but for the (rare) hit: cells hold a box or less on average, so loops that stop
+// at the first key past the range would mispredict on almost every box.
+#define GRID_TRY2(j, lim)                                                                      \
+    do {                                                                                       \
+        const float *b_ = bx + 4 * (j);                                                        \
+        const int in_ = keys[j] <= (lim);                                                      \
+        c += (uint64_t)in_;                                                                    \
+        if (BP_UNLIKELY(in_ & grid_hit2(&pr, b_))) {                                           \
+            bp_status st_ = bp_sink_push(sink, ids[p], ids[j]);                                \
+            if (st_ != BP_OK) return st_;                                                      \
+        }                                                                                      \
+    } while (0)
+
+#define GRID_TRY3(j, lim)                                                                      \
+    do {                                                                                       \
+        const float *b_ = bx + 6 * (j);                                                        \
+        const int in_ = keys[j] <= (lim);                                                      \
+        c += (uint64_t)in_;                                                                    \
+        if (BP_UNLIKELY(in_ & grid_hit3(&pr, b_))) {                                           \
+            bp_status st_ = bp_sink_push(sink, ids[p], ids[j]);                                \
+            if (st_ != BP_OK) return st_;                                                      \
+        }                                                                                      \
+    } while (0)
+
+// Moves cursor q to the first key >= lo: two steps without branches (the usual case: the
+// cursor's row has about as many boxes as the current one), then a loop for the rest.
+#define GRID_ADVANCE(q, lo)                                                                    \
+    do {                                                                                       \
+        q += keys[q] < (lo);                                                                   \
+        q += keys[q] < (lo);                                                                   \
+        while (BP_UNLIKELY(keys[q] < (lo))) ++q;                                               \
+    } while (0)
 
 // Same-level pairs, 2D: box p meets the rest of its cell and the next cell (keys K, K+1, after
-// p) and the three cells of the next row (keys K+S-1 .. K+S+1).
+// p) and the three cells of the next row (keys K+S-1 .. K+S+1), found by a cursor.
 static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, bp_sink *sink, uint64_t *checks) {
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
@@ -534,25 +634,22 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, bp_sin
     uint64_t c = 0;
     for (size_t p = L->begin; p < L->end; ++p) {
         const uint32_t K = keys[p];
-        const float *a = bx + 4 * p;
-        const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        const grid_probe pr = grid_probe_make(bx + 4 * p, 2);
         size_t j = p + 1;
-        for (; keys[j] <= K + 1; ++j) {
-            if (BP_UNLIKELY(GRID_HIT2(a0, a1, a2, a3, bx + 4 * j))) {
-                bp_status st = bp_sink_push(sink, ids[p], ids[j]);
-                if (st != BP_OK) return st;
-            }
+        for (;;) {
+            GRID_TRY2(j, K + 1);
+            GRID_TRY2(j + 1, K + 1);
+            if (BP_LIKELY(keys[j + 1] > K + 1)) break;
+            j += 2;
         }
-        c += j - p - 1;
         const uint32_t lo = K + sx - 1, hi = K + sx + 1;
-        while (keys[c1] < lo) ++c1;
-        for (j = c1; keys[j] <= hi; ++j) {
-            if (BP_UNLIKELY(GRID_HIT2(a0, a1, a2, a3, bx + 4 * j))) {
-                bp_status st = bp_sink_push(sink, ids[p], ids[j]);
-                if (st != BP_OK) return st;
-            }
+        GRID_ADVANCE(c1, lo);
+        for (j = c1;; j += 3) {
+            GRID_TRY2(j, hi);
+            GRID_TRY2(j + 1, hi);
+            GRID_TRY2(j + 2, hi);
+            if (BP_LIKELY(keys[j + 2] > hi)) break;
         }
-        c += j - c1;
     }
     *checks += c;
     return BP_OK;
@@ -570,27 +667,25 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, bp_sin
     uint64_t c = 0;
     for (size_t p = L->begin; p < L->end; ++p) {
         const uint32_t K = keys[p];
-        const float *a = bx + 6 * p;
+        const grid_probe pr = grid_probe_make(bx + 6 * p, 3);
         size_t j = p + 1;
-        for (; keys[j] <= K + 1; ++j) {
-            if (BP_UNLIKELY(GRID_HIT3(a, bx + 6 * j))) {
-                bp_status st = bp_sink_push(sink, ids[p], ids[j]);
-                if (st != BP_OK) return st;
-            }
+        for (;;) {
+            GRID_TRY3(j, K + 1);
+            GRID_TRY3(j + 1, K + 1);
+            if (BP_LIKELY(keys[j + 1] > K + 1)) break;
+            j += 2;
         }
-        c += j - p - 1;
         for (int r = 0; r < 4; ++r) {
             const uint32_t lo = K + off[r] - 1, hi = K + off[r] + 1;
             size_t q = cur[r];
-            while (keys[q] < lo) ++q;
+            GRID_ADVANCE(q, lo);
             cur[r] = q;
-            for (j = q; keys[j] <= hi; ++j) {
-                if (BP_UNLIKELY(GRID_HIT3(a, bx + 6 * j))) {
-                    bp_status st = bp_sink_push(sink, ids[p], ids[j]);
-                    if (st != BP_OK) return st;
-                }
+            for (j = q;; j += 3) {
+                GRID_TRY3(j, hi);
+                GRID_TRY3(j + 1, hi);
+                GRID_TRY3(j + 2, hi);
+                if (BP_LIKELY(keys[j + 2] > hi)) break;
             }
-            c += j - q;
         }
     }
     *checks += c;
@@ -625,8 +720,15 @@ static bp_status grid_cross_pairs(const bp_grid *g, int m, bp_sink *sink, uint64
     uint64_t c = 0;
     for (size_t p = M->begin; p < M->end; ++p) {
         const float *a = bx + (size_t)(2 * d) * p;
+        const grid_probe pr = grid_probe_make(a, d);
+        // The cells of the box itself (its stored max is negated).
+        float box[6];
+        for (int e = 0; e < d; ++e) {
+            box[e] = a[e];
+            box[d + e] = -a[d + e];
+        }
         int64_t c0[3], c1[3];
-        grid_cells(G, a, c0, c1);
+        grid_cells(G, box, c0, c1);
         for (int l = 0; l < m; ++l) {
             const grid_level *L = &G->lv[l];
             if (L->begin == L->end) continue;
@@ -641,7 +743,7 @@ static bp_status grid_cross_pairs(const bp_grid *g, int m, bp_sink *sink, uint64
                     const size_t j0 = j;
                     for (; keys[j] <= khi; ++j) {
                         const float *b = bx + (size_t)(2 * d) * j;
-                        int hit = d == 2 ? GRID_HIT2(a[0], a[1], a[2], a[3], b) : GRID_HIT3(a, b);
+                        int hit = d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b);
                         if (hit) {
                             bp_status st = bp_sink_push(sink, ids[p], ids[j]);
                             if (st != BP_OK) return st;
@@ -663,40 +765,22 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     bp_status st = grid_reserve(g, n, d);
     if (st != BP_OK) return st;
     g->have_bucket = false;
-    grid_choose(g, f);
+    const bool same_grid = grid_choose(g, f);
     grid_geom *G = &g->geom;
     unsigned bits = 1;
     while (bits < 32 && (G->total >> bits) != 0) ++bits;
     g->key_bits = bits;
 
-    const bool coherent = g->ordered && g->n == n;
-    if (!coherent)
+    const bool coherent = g->ordered && g->n == n && same_grid;
+    if (!(g->ordered && g->n == n))
         for (size_t k = 0; k < n; ++k) g->perm[k] = (uint32_t)k;
     for (size_t k = n; k < n + GRID_PAD; ++k) g->perm[k] = 0;  // read by the prefetches
-    if (d == 2) grid_keys2(g, f, n);
-    else grid_keys3(g, f, n);
-    grid_sort(g, n, coherent);
-
-    // Gather in sorted order; the new order becomes next frame's starting point.
+    grid_extract x = {coherent ? g->keys : NULL, g->mkeys, g->mpos, 0, n / GRID_MOVED_MAX_DIV, 0};
+    if (d == 2) grid_keys2(g, f, n, &x);
+    else grid_keys3(g, f, n, &x);
+    grid_sort_gather(g, n, d, &x);
+    // The new order becomes next frame's starting point.
     {
-        const uint32_t *BP_RESTRICT opos = g->opos, *BP_RESTRICT perm = g->perm;
-        uint32_t *BP_RESTRICT np = g->perm2;
-        const float *BP_RESTRICT ob = g->oboxes;
-        float *BP_RESTRICT bx = g->boxes;
-        const size_t w = (size_t)(2 * d);
-        if (d == 2) {
-            for (size_t j = 0; j < n; ++j) {
-                const size_t p = opos[j];
-                np[j] = perm[p];
-                memcpy(bx + 4 * j, ob + 4 * p, 4 * sizeof(float));
-            }
-        } else {
-            for (size_t j = 0; j < n; ++j) {
-                const size_t p = opos[j];
-                np[j] = perm[p];
-                memcpy(bx + w * j, ob + w * p, 6 * sizeof(float));
-            }
-        }
         uint32_t *t = g->perm;
         g->perm = g->perm2;
         g->perm2 = t;
@@ -705,6 +789,8 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
         g->perm2_cap = tc;
     }
     for (size_t k = n; k < n + GRID_PAD; ++k) g->keys[k] = GRID_SENTINEL;
+    // The padding boxes are read (and ignored: their keys are past every range) by the tests.
+    memset(g->boxes + (size_t)(2 * d) * n, 0, (size_t)(2 * d) * GRID_PAD * sizeof(float));
     g->n = n;
     g->ordered = true;
 
@@ -844,8 +930,9 @@ static bp_status grid_validate(const bp_algorithm *m, const bp_frame *f) {
             if (i >= n) return BP_ERR_INVALID_ARG;
             if (j > 0 && g->keys[j - 1] > g->keys[j]) return BP_ERR_INVALID_ARG;
             const float *b = bp_frame_box(f, i);
-            if (memcmp(b, g->boxes + (size_t)(2 * d) * j, (size_t)(2 * d) * sizeof(float)) != 0)
-                return BP_ERR_INVALID_ARG;
+            const float *sb = g->boxes + (size_t)(2 * d) * j;
+            for (int e = 0; e < d; ++e)
+                if (sb[e] != b[e] || -sb[d + e] != b[d + e]) return BP_ERR_INVALID_ARG;
             int64_t c0[3], c1[3];
             grid_cells(G, b, c0, c1);
             int lev;
