@@ -34,13 +34,15 @@
 #define GRID_SPACING_FACTOR 0.5
 #endif
 // Boxes sampled per frame to choose the cell size and the window.
-#define GRID_SAMPLE 256
+#define GRID_SAMPLE 64
 // Keep last frame's grid while the ideal cell stays within this factor of it and the boxes stay
 // inside its window: an unchanged grid keeps the keys, hence the order, from frame to frame.
 #define GRID_KEEP_RATIO 1.5
 // Cells in level 0, padding included; the coarser levels add at most as many again.
 #define GRID_MAX_CELLS ((uint64_t)1 << 30)
 #define GRID_MAX_LEVELS 34
+// Cells per axis: coordinates stay exact in float.
+#define GRID_MAX_AXIS 16777000.0
 // Sentinel keys after the last box: every scan stops there without a bounds test.
 #define GRID_PAD 16  // also covers the prefetch distance
 #define GRID_SENTINEL UINT32_MAX
@@ -68,6 +70,9 @@ typedef struct grid_level {
 typedef struct grid_geom {
     int dim;
     double origin[3], cell[3], inv[3];
+    // The cell coordinate of x is (x - fo) * fi clamped to [0, fg], in float: the same
+    // arithmetic in every path (SSE or scalar), monotone in x, exact bounds (fg < 2^24).
+    float fo[3], fi[3], fg[3];
     int64_t g0[3];        // level-0 cells per axis
     double wlo[3], whi[3];  // the window the cells cover
     bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
@@ -137,13 +142,13 @@ static void grid_reset(bp_algorithm *m) {
 // ---------------------------------------------------------------------------------------------
 // Geometry: cell size, window, levels
 
-// Level-0 cell coordinate of x on an axis: clamped in double before the conversion, so any
-// finite float gives a defined result; monotone in x.
-static inline int64_t grid_coord(double x, double origin, double inv, int64_t gmax) {
-    double t = (x - origin) * inv;
-    if (!(t > 0.0)) return 0;
-    if (t >= (double)gmax) return gmax;
-    return (int64_t)t;
+// Level-0 cell coordinate of x on an axis: clamped in float before the conversion, so any finite
+// float gives a defined result (an overflow to infinity clamps too); monotone in x.
+static inline int64_t grid_coord(float x, float origin, float inv, float gmax) {
+    float t = (x - origin) * inv;
+    t = t > 0.0f ? t : 0.0f;
+    t = t < gmax ? t : gmax;
+    return (int64_t)(int32_t)t;
 }
 
 static void grid_sort_doubles(double *v, size_t n) {
@@ -231,7 +236,7 @@ static void grid_fit(grid_geom *G, int d, const double lo[3], const double hi[3]
         for (int a = 0; a < d; ++a) {
             double span = hi[a] - lo[a];
             double g = floor(span / cell[a]) + 1.0;
-            if (!(g <= 2147483647.0)) {
+            if (!(g <= GRID_MAX_AXIS)) {
                 ok = false;
                 break;
             }
@@ -248,6 +253,9 @@ static void grid_fit(grid_geom *G, int d, const double lo[3], const double hi[3]
                 G->origin[a] = lo[a];
                 G->cell[a] = cell[a];
                 G->inv[a] = 1.0 / cell[a];
+                G->fo[a] = (float)lo[a];
+                G->fi[a] = (float)G->inv[a];
+                G->fg[a] = (float)(G->g0[a] - 1);
                 G->wlo[a] = lo[a];
                 G->whi[a] = lo[a] + (double)G->g0[a] * cell[a];
             }
@@ -255,6 +263,8 @@ static void grid_fit(grid_geom *G, int d, const double lo[3], const double hi[3]
                 G->g0[a] = 1;
                 G->origin[a] = G->wlo[a] = G->whi[a] = 0.0;
                 G->cell[a] = G->inv[a] = 1.0;
+                G->fo[a] = G->fg[a] = 0.0f;
+                G->fi[a] = 1.0f;
             }
             if (grid_build_levels(G)) return;
         }
@@ -335,8 +345,8 @@ static inline uint32_t grid_key(const grid_geom *G, const int64_t c0[3], const i
 static inline void grid_cells(const grid_geom *G, const float *b, int64_t c0[3], int64_t c1[3]) {
     const int d = G->dim;
     for (int a = 0; a < d; ++a) {
-        c0[a] = grid_coord(b[a], G->origin[a], G->inv[a], G->g0[a] - 1);
-        c1[a] = grid_coord(b[d + a], G->origin[a], G->inv[a], G->g0[a] - 1);
+        c0[a] = grid_coord(b[a], G->fo[a], G->fi[a], G->fg[a]);
+        c1[a] = grid_coord(b[d + a], G->fo[a], G->fi[a], G->fg[a]);
     }
     for (int a = d; a < 3; ++a) c0[a] = c1[a] = 0;
 }
@@ -391,23 +401,40 @@ static inline uint32_t grid_extract_one(grid_extract *x, size_t k, uint32_t key)
 // sorted one, and the gather after the sort reads oboxes almost sequentially.
 static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x) {
     const grid_geom *G = &g->geom;
-    const double ox = G->origin[0], oy = G->origin[1], ix = G->inv[0], iy = G->inv[1];
-    const int64_t gx = G->g0[0] - 1, gy = G->g0[1] - 1;
     const uint64_t sx = G->lv[0].stride[1];
     const uint32_t *BP_RESTRICT perm = g->perm;
     uint32_t *BP_RESTRICT ok = g->okeys;
     float *BP_RESTRICT ob = g->oboxes;
     const float *BP_RESTRICT src = f->boxes;
+#if defined(__SSE2__)
+    const __m128 O = _mm_setr_ps(G->fo[0], G->fo[1], G->fo[0], G->fo[1]);
+    const __m128 I = _mm_setr_ps(G->fi[0], G->fi[1], G->fi[0], G->fi[1]);
+    const __m128 M = _mm_setr_ps(G->fg[0], G->fg[1], G->fg[0], G->fg[1]);
+    const __m128 neg_max = _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f);
+#endif
     for (size_t k = 0; k < n; ++k) {
         GRID_PREFETCH_READ(src + (size_t)perm[k + GRID_PREFETCH] * 4);
         const float *b = src + (size_t)perm[k] * 4;
+#if defined(__SSE2__)
+        // The four coordinates at once, exactly as grid_coord computes each.
+        const __m128 v = _mm_loadu_ps(b);
+        _mm_storeu_ps(ob + 4 * k, _mm_xor_ps(v, neg_max));
+        __m128 t = _mm_mul_ps(_mm_sub_ps(v, O), I);
+        t = _mm_min_ps(_mm_max_ps(t, _mm_setzero_ps()), M);
+        int32_t c[4];
+        _mm_storeu_si128((__m128i *)(void *)c, _mm_cvttps_epi32(t));
+        const int64_t x0 = c[0], y0 = c[1], x1 = c[2], y1 = c[3];
+#else
         float *o = ob + 4 * k;
         o[0] = b[0];
         o[1] = b[1];
         o[2] = -b[2];
         o[3] = -b[3];
-        int64_t x0 = grid_coord(b[0], ox, ix, gx), y0 = grid_coord(b[1], oy, iy, gy);
-        int64_t x1 = grid_coord(b[2], ox, ix, gx), y1 = grid_coord(b[3], oy, iy, gy);
+        const int64_t x0 = grid_coord(b[0], G->fo[0], G->fi[0], G->fg[0]);
+        const int64_t y0 = grid_coord(b[1], G->fo[1], G->fi[1], G->fg[1]);
+        const int64_t x1 = grid_coord(b[2], G->fo[0], G->fi[0], G->fg[0]);
+        const int64_t y1 = grid_coord(b[3], G->fo[1], G->fi[1], G->fg[1]);
+#endif
         uint32_t key;
         if (BP_LIKELY(x1 - x0 <= 1 && y1 - y0 <= 1)) {
             key = (uint32_t)((uint64_t)(y0 + 1) * sx + (uint64_t)(x0 + 1));
@@ -478,7 +505,8 @@ static void grid_sort_gather(bp_grid *g, size_t n, int d, grid_extract *x) {
                 keys[o] = mk[j++];
             }
             np[o] = perm[p];
-            memcpy(bx + w * o, ob + w * p, w * sizeof(float));
+            if (d == 2) memcpy(bx + 4 * o, ob + 4 * p, 4 * sizeof(float));
+            else memcpy(bx + 6 * o, ob + 6 * p, 6 * sizeof(float));
         }
         return;
     }
@@ -494,7 +522,7 @@ static void grid_sort_gather(bp_grid *g, size_t n, int d, grid_extract *x) {
     for (size_t o = 0; o < n; ++o) {
         const size_t p = mp[o];
         np[o] = perm[p];
-        memcpy(bx + w * o, ob + w * p, w * sizeof(float));
+        memcpy(bx + w * o, ob + w * p, w * sizeof(float));  // (first frames only)
     }
 }
 
