@@ -25,13 +25,18 @@
 #endif
 
 // The cell edge is this many times the typical box extent (the 75th percentile of a sample of
-// extents, so a few huge boxes do not inflate it). Measured: docs/grid.md.
-#ifndef GRID_CELL_FACTOR
-#define GRID_CELL_FACTOR 2.0
+// extents, so a few huge boxes do not inflate it). Measured on `uniform` and `clustered` at
+// N = 1,000,000 (docs/grid.md): larger cells test more candidates, smaller ones send more boxes
+// up the hierarchy; 3D pays more per candidate (13 neighbour cells), so its cells are tighter.
+#ifndef GRID_CELL_FACTOR_2D
+#define GRID_CELL_FACTOR_2D 1.5
+#endif
+#ifndef GRID_CELL_FACTOR_3D
+#define GRID_CELL_FACTOR_3D 1.25
 #endif
 // With points (no extent), cells of this many times the mean spacing of the bulk of the boxes.
 #ifndef GRID_SPACING_FACTOR
-#define GRID_SPACING_FACTOR 0.5
+#define GRID_SPACING_FACTOR 0.35
 #endif
 // Boxes sampled per frame to choose the cell size and the window.
 #define GRID_SAMPLE 64
@@ -98,11 +103,12 @@ typedef struct bp_grid {
     float *oboxes;
     size_t okeys_cap, mkeys_cap, mpos_cap, perm2_cap, oboxes_cap;
     size_t moved;         // boxes pulled out of the order this frame
-    // Coarse index of the sorted keys: bucket[b] = first position with key >= b << shift.
-    uint32_t *bucket;
-    size_t bucket_cap, nbuckets;
-    unsigned bucket_shift;
-    bool have_bucket;
+    // Row index of the levels that coarser boxes search: rows[roff[l] + r] = first sorted
+    // position of padded row r of level l (rows_ok[l] when built).
+    uint32_t *rows;
+    size_t rows_cap;
+    size_t roff[GRID_MAX_LEVELS];
+    bool rows_ok[GRID_MAX_LEVELS];
     uint64_t resorts;     // frames that needed a full radix sort
 } bp_grid;
 
@@ -125,7 +131,7 @@ static void grid_destroy(bp_algorithm *m) {
     BP_RELEASE(ctx, g->mpos, g->mpos_cap);
     BP_RELEASE(ctx, g->perm2, g->perm2_cap);
     BP_RELEASE(ctx, g->oboxes, g->oboxes_cap);
-    BP_RELEASE(ctx, g->bucket, g->bucket_cap);
+    BP_RELEASE(ctx, g->rows, g->rows_cap);
     bp_free(ctx, g, sizeof *g);
 }
 
@@ -133,7 +139,7 @@ static void grid_reset(bp_algorithm *m) {
     bp_grid *g = (bp_grid *)m;
     g->ordered = false;
     g->have_geom = false;
-    g->have_bucket = false;
+    memset(g->rows_ok, 0, sizeof g->rows_ok);
     g->n = 0;
     for (int l = 0; l < GRID_MAX_LEVELS; ++l) g->geom.lv[l].begin = g->geom.lv[l].end = 0;
     g->geom.levels = 0;
@@ -183,7 +189,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         // Points (zero extent) still want a few boxes per cell: the spacing of the bulk.
         double bulk = (qhi[a] - qlo[a]) / 0.9;
         double spacing = n ? bulk / pow((double)n, 1.0 / d) : 0.0;
-        double c = GRID_CELL_FACTOR * typical;
+        double c = (d == 2 ? GRID_CELL_FACTOR_2D : GRID_CELL_FACTOR_3D) * typical;
         if (c < GRID_SPACING_FACTOR * spacing) c = GRID_SPACING_FACTOR * spacing;
         if (user_cell > 0.0f) c = (double)user_cell;
         // Everything identical: any positive cell will do; keep it relative to the coordinates.
@@ -526,13 +532,15 @@ static void grid_sort_gather(bp_grid *g, size_t n, int d, grid_extract *x) {
     }
 }
 
-// First sorted position in level L whose key is >= key.
-static size_t grid_lower_bound(const bp_grid *g, const grid_level *L, uint32_t key) {
+// First sorted position in level l whose key is >= key: within the key's row when the level
+// has a row index, else in the whole level.
+static size_t grid_lower_bound(const bp_grid *g, int l, uint32_t key) {
+    const grid_level *L = &g->geom.lv[l];
     size_t lo = L->begin, hi = L->end;
-    if (g->have_bucket) {
-        size_t b = key >> g->bucket_shift;
-        lo = g->bucket[b];
-        hi = g->bucket[b + 1];
+    if (g->rows_ok[l]) {
+        const size_t r = (key - L->base) / L->stride[1];
+        lo = g->rows[g->roff[l] + r];
+        hi = g->rows[g->roff[l] + r + 1];
     }
     const uint32_t *keys = g->keys;
     while (lo < hi) {
@@ -543,22 +551,50 @@ static size_t grid_lower_bound(const bp_grid *g, const grid_level *L, uint32_t k
     return lo;
 }
 
-static bp_status grid_build_bucket(bp_grid *g, size_t n) {
-    const uint64_t total = g->geom.total;
-    unsigned shift = 0;
-    while ((total >> shift) > (uint64_t)n + 1) ++shift;
-    const size_t nb = (size_t)(total >> shift) + 2;
-    BP_RESERVE_DISCARD(g->base.ctx, g->bucket, g->bucket_cap, nb);
-    const uint32_t *keys = g->keys;
-    size_t p = 0;
-    for (size_t b = 0; b < nb; ++b) {
-        const uint64_t start = (uint64_t)b << shift;
-        while (p < n && keys[p] < start) ++p;
-        g->bucket[b] = (uint32_t)p;
+// Row index of the non-empty levels finer than `coarse` (the ones coarser boxes search), each
+// row found by a binary search: rows x log n, far less than a pass over the boxes. A level with
+// more rows than the budget allows is searched whole instead.
+static bp_status grid_build_rows(bp_grid *g, size_t n, int coarse) {
+    const grid_geom *G = &g->geom;
+    // Offsets for every level under the budget, whether searched this frame or not, so that
+    // the reservation does not change while the grid does not (no allocation once warm).
+    size_t total = 0;
+    for (int l = 0; l < G->levels; ++l) {
+        const grid_level *L = &G->lv[l];
+        const size_t rows = L->size / L->stride[1] + 1;
+        g->rows_ok[l] = total + rows <= n + 4096;
+        if (g->rows_ok[l]) {
+            g->roff[l] = total;
+            total += rows;
+        }
     }
-    g->bucket_shift = shift;
-    g->nbuckets = nb;
-    g->have_bucket = true;
+    for (int l = coarse; l < G->levels; ++l) g->rows_ok[l] = false;
+    for (int l = 0; l < coarse; ++l)
+        if (G->lv[l].end == G->lv[l].begin) g->rows_ok[l] = false;
+    bp_status st = BP_OK;
+    g->rows = bp_grow(g->base.ctx, g->rows, &g->rows_cap, total + 1, sizeof *g->rows, false, &st);
+    if (st != BP_OK) {
+        memset(g->rows_ok, 0, sizeof g->rows_ok);
+        return st;
+    }
+    const uint32_t *keys = g->keys;
+    for (int l = 0; l < coarse; ++l) {
+        if (!g->rows_ok[l]) continue;
+        const grid_level *L = &G->lv[l];
+        const size_t rows = L->size / L->stride[1] + 1;
+        uint32_t *out = g->rows + g->roff[l];
+        size_t p = L->begin;
+        for (size_t r = 0; r < rows; ++r) {
+            const uint64_t start = (uint64_t)L->base + (uint64_t)r * L->stride[1];
+            size_t hi = L->end;
+            while (p < hi) {
+                size_t mid = p + (hi - p) / 2;
+                if (keys[mid] < start) p = mid + 1;
+                else hi = mid;
+            }
+            out[r] = (uint32_t)p;
+        }
+    }
     return BP_OK;
 }
 
@@ -767,7 +803,7 @@ static bp_status grid_cross_pairs(const bp_grid *g, int m, bp_sink *sink, uint64
                     const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->stride[2] +
                                                     (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
                     const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
-                    size_t j = grid_lower_bound(g, L, klo);
+                    size_t j = grid_lower_bound(g, l, klo);
                     const size_t j0 = j;
                     for (; keys[j] <= khi; ++j) {
                         const float *b = bx + (size_t)(2 * d) * j;
@@ -792,7 +828,7 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     const int d = f->dim;
     bp_status st = grid_reserve(g, n, d);
     if (st != BP_OK) return st;
-    g->have_bucket = false;
+    memset(g->rows_ok, 0, sizeof g->rows_ok);
     const bool same_grid = grid_choose(g, f);
     grid_geom *G = &g->geom;
     unsigned bits = 1;
@@ -843,7 +879,7 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
         if (L->end > L->begin) coarse = l;
     }
     if (coarse > 0) {
-        st = grid_build_bucket(g, n);
+        st = grid_build_rows(g, n, coarse);
         if (st != BP_OK) return st;
     }
     for (int l = 0; l < G->levels; ++l) {
@@ -896,7 +932,7 @@ static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *
                 const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->stride[2] +
                                                 (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
                 const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
-                for (size_t j = grid_lower_bound(g, L, klo); keys[j] <= khi; ++j) {
+                for (size_t j = grid_lower_bound(g, l, klo); keys[j] <= khi; ++j) {
                     if (bp_query_hit(q, f, ids[j])) {
                         bp_status st = bp_index_push(out, ids[j]);
                         if (st != BP_OK) return st;
