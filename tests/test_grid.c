@@ -333,6 +333,9 @@ static int test_degenerate(void) {
         CHECK(compare_boxes(dim, boxes, 600, 1e6f) == 0);
         // A user cell far smaller than the boxes: everything goes up the hierarchy.
         CHECK(compare_boxes(dim, boxes, 600, 1e-3f) == 0);
+        // Cells at the ends of the float range: a denormal edge, the largest float.
+        CHECK(compare_boxes(dim, boxes, 600, 1e-45f) == 0);
+        CHECK(compare_boxes(dim, boxes, 600, FLT_MAX) == 0);
         free(boxes);
     }
     return 0;
