@@ -678,14 +678,29 @@ static inline int grid_hit3(const grid_probe *p, const float *b) {
         }                                                                                      \
     } while (0)
 
-// Moves cursor q to the first key >= lo: two steps without branches (the usual case: the
-// cursor's row has about as many boxes as the current one), then a loop for the rest.
+// Moves cursor q to the first key >= lo. The distance varies from box to box (about one on
+// average), so a plain loop mispredicts; with SSE2 four keys are compared at once and, keys
+// being sorted, the ones below lo are a prefix whose length is the count of trailing ones.
+#if defined(__SSE2__) && defined(__GNUC__)
+#define GRID_ADVANCE(q, lo)                                                                    \
+    do {                                                                                       \
+        const __m128i bias_ = _mm_set1_epi32((int)0x80000000u);                               \
+        const __m128i lim_ = _mm_xor_si128(_mm_set1_epi32((int)(lo)), bias_);                 \
+        for (;;) {                                                                             \
+            __m128i k_ = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(keys + q)), bias_); \
+            unsigned m_ = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(k_, lim_))); \
+            q += (size_t)__builtin_ctz(~m_);                                                   \
+            if (BP_LIKELY(m_ != 15)) break;                                                    \
+        }                                                                                      \
+    } while (0)
+#else
 #define GRID_ADVANCE(q, lo)                                                                    \
     do {                                                                                       \
         q += keys[q] < (lo);                                                                   \
         q += keys[q] < (lo);                                                                   \
         while (BP_UNLIKELY(keys[q] < (lo))) ++q;                                               \
     } while (0)
+#endif
 
 // Same-level pairs, 2D: box p meets the rest of its cell and the next cell (keys K, K+1, after
 // p) and the three cells of the next row (keys K+S-1 .. K+S+1), found by a cursor.
