@@ -1,5 +1,1051 @@
-// Method `grid`: not implemented yet (see the project's issues). A class with no find_pairs slot
-// makes bp_method_available() false and bp_context_create() return BP_ERR_UNSUPPORTED.
-#include "method.h"
+// Method `grid`: a uniform grid built by sorting (seeds 003 and 004), with a hierarchy of
+// coarser grids for boxes larger than a cell. docs/grid.md explains the choices; in short:
+//  - Each box lives in exactly one cell: the cell of its min corner, in the finest level whose
+//    cells it spans at most two of per axis. Two such boxes that overlap have min-corner cells
+//    at most one apart on every axis, so a cell only meets its 8 (26) neighbours, and looking
+//    at the 4 (13) "forward" ones finds every pair once (seed 004).
+//  - No array of all cells: boxes are sorted by a row-major cell key with the shared radix sort,
+//    and a cell is a run of equal keys. Row-major keys make the forward neighbours of a cell
+//    consecutive keys (x-1, x, x+1 of the next row), so the pairs of a box are 2 (5) short key
+//    ranges of the sorted array, found by cursors that only move forward.
+//  - Temporal coherence: boxes are visited in last frame's order, so the new keys are almost
+//    sorted; the few that moved are pulled out, radix-sorted alone and merged back.
+//  - Keys are well defined for any finite coordinate: cell coordinates are clamped in double to
+//    a bounded window before conversion. Clamping is monotone, so it can only put more boxes in
+//    the same cell (more candidate tests), never separate two overlapping boxes.
+//  - Boxes too large for the finest cells go to coarser levels (cells 2, 4, 8... times larger);
+//    a box of a coarse level meets the finer levels through region queries of its own box.
+#include <math.h>
 
-const bp_algorithm_class bp_grid_class = {.name = "grid"};
+#include "method.h"
+#include "radix_sort.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+// The cell edge is this many times the typical box extent (the 75th percentile of a sample of
+// extents, so a few huge boxes do not inflate it). Measured on `uniform` and `clustered` at
+// N = 1,000,000 (docs/grid.md): larger cells test more candidates, smaller ones send more boxes
+// up the hierarchy; 3D pays more per candidate (13 neighbour cells), so its cells are tighter.
+#ifndef GRID_CELL_FACTOR_2D
+#define GRID_CELL_FACTOR_2D 1.5
+#endif
+#ifndef GRID_CELL_FACTOR_3D
+#define GRID_CELL_FACTOR_3D 1.25
+#endif
+// With points (no extent), cells of this many times the mean spacing of the bulk of the boxes.
+#ifndef GRID_SPACING_FACTOR
+#define GRID_SPACING_FACTOR 0.35
+#endif
+// Boxes sampled per frame to choose the cell size and the window.
+#define GRID_SAMPLE 64
+// Keep last frame's grid while the ideal cell stays within this factor of it and the boxes stay
+// inside its window: an unchanged grid keeps the keys, hence the order, from frame to frame.
+#define GRID_KEEP_RATIO 1.5
+// Cells in level 0, padding included; the coarser levels add at most as many again.
+#define GRID_MAX_CELLS ((uint64_t)1 << 30)
+#define GRID_MAX_LEVELS 34
+// Cells per axis: coordinates stay exact in float.
+#define GRID_MAX_AXIS 16777000.0
+// Sentinel keys after the last box: every scan stops there without a bounds test.
+#define GRID_PAD 16  // also covers the prefetch distance
+#define GRID_SENTINEL UINT32_MAX
+// Marks, in last frame's order, a box that was pulled out to be sorted apart (never a real key).
+#define GRID_MOVED (UINT32_MAX - 1)
+// The coherent sort gives up (full radix sort) when more than 1/this of the boxes moved.
+#define GRID_MOVED_MAX_DIV 4
+// Boxes are read in last frame's sorted order, which is random in memory: prefetch this far
+// ahead so that many cache (and TLB) misses are in flight at once.
+#define GRID_PREFETCH 16
+#if defined(__GNUC__)
+#define GRID_PREFETCH_READ(p) __builtin_prefetch((p), 0, 0)
+#else
+#define GRID_PREFETCH_READ(p) ((void)0)
+#endif
+
+typedef struct grid_level {
+    int64_t g[3];         // cells per axis (coordinates 0 .. g-1)
+    uint32_t stride[3];   // key strides: 1, padded row, padded plane
+    uint32_t base;        // first key of the level
+    uint32_t size;        // keys of the level: the padded cell count
+    size_t begin, end;    // the level's boxes in sorted order
+} grid_level;
+
+typedef struct grid_geom {
+    int dim;
+    double origin[3], cell[3], inv[3];
+    // The cell coordinate of x is (x - fo) * fi clamped to [0, fg], in float: the same
+    // arithmetic in every path (SSE or scalar), monotone in x, exact bounds (fg < 2^24).
+    float fo[3], fi[3], fg[3];
+    int64_t g0[3];        // level-0 cells per axis
+    double wlo[3], whi[3];  // the window the cells cover
+    bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
+    int levels;
+    uint64_t total;       // keys of all levels
+    grid_level lv[GRID_MAX_LEVELS];
+} grid_geom;
+
+typedef struct bp_grid {
+    bp_algorithm base;
+    grid_geom geom;
+    bool have_geom;
+    bool ordered;         // perm holds last frame's order (for coherence)
+    size_t n;             // boxes of the last call
+    unsigned key_bits;
+    // The sorted frame: object ids, cell keys (+ sentinels) and boxes (2 * dim floats each).
+    uint32_t *perm, *keys;
+    float *boxes;
+    size_t perm_cap, keys_cap, boxes_cap;
+    // Scratch: keys and boxes in last frame's order, the boxes that moved (keys, old positions;
+    // also the radix sort's buffers), the next perm.
+    uint32_t *okeys, *mkeys, *mpos, *perm2;
+    float *oboxes;
+    size_t okeys_cap, mkeys_cap, mpos_cap, perm2_cap, oboxes_cap;
+    size_t moved;         // boxes pulled out of the order this frame
+    // Row index of the levels that coarser boxes search: rows[roff[l] + r] = first sorted
+    // position of padded row r of level l (rows_ok[l] when built).
+    uint32_t *rows;
+    size_t rows_cap;
+    size_t roff[GRID_MAX_LEVELS];
+    bool rows_ok[GRID_MAX_LEVELS];
+    uint64_t resorts;     // frames that needed a full radix sort
+} bp_grid;
+
+static bp_status grid_create(bp_context *ctx, bp_algorithm **out) {
+    bp_grid *g = bp_alloc(ctx, sizeof *g);
+    if (!g) return BP_ERR_NOMEM;
+    memset(g, 0, sizeof *g);
+    *out = &g->base;
+    return BP_OK;
+}
+
+static void grid_destroy(bp_algorithm *m) {
+    bp_grid *g = (bp_grid *)m;
+    bp_context *ctx = m->ctx;
+    BP_RELEASE(ctx, g->perm, g->perm_cap);
+    BP_RELEASE(ctx, g->keys, g->keys_cap);
+    BP_RELEASE(ctx, g->boxes, g->boxes_cap);
+    BP_RELEASE(ctx, g->okeys, g->okeys_cap);
+    BP_RELEASE(ctx, g->mkeys, g->mkeys_cap);
+    BP_RELEASE(ctx, g->mpos, g->mpos_cap);
+    BP_RELEASE(ctx, g->perm2, g->perm2_cap);
+    BP_RELEASE(ctx, g->oboxes, g->oboxes_cap);
+    BP_RELEASE(ctx, g->rows, g->rows_cap);
+    bp_free(ctx, g, sizeof *g);
+}
+
+static void grid_reset(bp_algorithm *m) {
+    bp_grid *g = (bp_grid *)m;
+    g->ordered = false;
+    g->have_geom = false;
+    memset(g->rows_ok, 0, sizeof g->rows_ok);
+    g->n = 0;
+    for (int l = 0; l < GRID_MAX_LEVELS; ++l) g->geom.lv[l].begin = g->geom.lv[l].end = 0;
+    g->geom.levels = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry: cell size, window, levels
+
+// Level-0 cell coordinate of x on an axis: clamped in float before the conversion, so any finite
+// float gives a defined result (an overflow to infinity clamps too); monotone in x.
+static inline int64_t grid_coord(float x, float origin, float inv, float gmax) {
+    float t = (x - origin) * inv;
+    t = t > 0.0f ? t : 0.0f;
+    t = t < gmax ? t : gmax;
+    return (int64_t)(int32_t)t;
+}
+
+static void grid_sort_doubles(double *v, size_t n) {
+    for (size_t k = 1; k < n; ++k) {
+        double x = v[k];
+        size_t j = k;
+        while (j > 0 && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            --j;
+        }
+        v[j] = x;
+    }
+}
+
+// The ideal cell per axis and the bulk of the boxes (centre quantiles), from a sample.
+static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], double qlo[3], double qhi[3]) {
+    const int d = f->dim;
+    const size_t n = f->n;
+    const size_t s = n < GRID_SAMPLE ? n : GRID_SAMPLE;
+    double ext[GRID_SAMPLE], cen[GRID_SAMPLE];
+    for (int a = 0; a < d; ++a) {
+        for (size_t j = 0; j < s; ++j) {
+            const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
+            ext[j] = (double)b[d + a] - (double)b[a];
+            cen[j] = 0.5 * ((double)b[a] + (double)b[d + a]);
+        }
+        grid_sort_doubles(ext, s);
+        grid_sort_doubles(cen, s);
+        double typical = s ? ext[(s * 3) / 4 < s ? (s * 3) / 4 : s - 1] : 0.0;
+        qlo[a] = s ? cen[s / 20] : 0.0;
+        qhi[a] = s ? cen[s - 1 - s / 20] : 0.0;
+        // Points (zero extent) still want a few boxes per cell: the spacing of the bulk.
+        double bulk = (qhi[a] - qlo[a]) / 0.9;
+        double spacing = n ? bulk / pow((double)n, 1.0 / d) : 0.0;
+        double c = (d == 2 ? GRID_CELL_FACTOR_2D : GRID_CELL_FACTOR_3D) * typical;
+        if (c < GRID_SPACING_FACTOR * spacing) c = GRID_SPACING_FACTOR * spacing;
+        if (user_cell > 0.0f) c = (double)user_cell;
+        // Everything identical: any positive cell will do; keep it relative to the coordinates.
+        if (!(c > 0.0)) {
+            double mag = fabs(qlo[a]) > fabs(qhi[a]) ? fabs(qlo[a]) : fabs(qhi[a]);
+            c = mag > 1e-30 ? mag * 1e-6 : 1.0;
+        }
+        cell[a] = c;
+    }
+}
+
+// Fills the levels of a geometry whose level 0 is set. False when the keys do not fit 32 bits.
+static bool grid_build_levels(grid_geom *G) {
+    const int d = G->dim;
+    uint64_t base = 0;
+    int l = 0;
+    for (;; ++l) {
+        if (l >= GRID_MAX_LEVELS) return false;
+        grid_level *L = &G->lv[l];
+        bool top = true;
+        uint64_t size = 1, stride[3] = {0, 0, 0};  // 0 past the dimension: those terms vanish
+        for (int a = 0; a < 3; ++a) {
+            L->g[a] = a < d ? ((G->g0[a] - 1) >> l) + 1 : 1;
+            if (L->g[a] > 2) top = false;
+        }
+        for (int a = 0; a < d; ++a) {
+            stride[a] = size;
+            size *= (uint64_t)L->g[a] + 2;
+        }
+        if (base + size >= (uint64_t)GRID_SENTINEL - GRID_PAD) return false;
+        for (int a = 0; a < 3; ++a) L->stride[a] = (uint32_t)stride[a];
+        L->base = (uint32_t)base;
+        L->size = (uint32_t)size;
+        L->begin = L->end = 0;
+        base += size;
+        // At two cells per axis every box spans at most two cells: this level takes the rest.
+        if (top) break;
+    }
+    G->levels = l + 1;
+    G->total = base;
+    return true;
+}
+
+// Sets level 0 to cover [lo, hi] with cells `cell` (grown until the keys fit).
+static void grid_fit(grid_geom *G, int d, const double lo[3], const double hi[3], const double cell_in[3]) {
+    double cell[3] = {cell_in[0], cell_in[1], cell_in[2]};
+    for (int tries = 0;; ++tries) {
+        uint64_t cells = 1;
+        bool ok = true;
+        for (int a = 0; a < d; ++a) {
+            double span = hi[a] - lo[a];
+            double g = floor(span / cell[a]) + 1.0;
+            if (!(g <= GRID_MAX_AXIS)) {
+                ok = false;
+                break;
+            }
+            G->g0[a] = (int64_t)g;
+            cells *= (uint64_t)G->g0[a] + 2;
+            if (cells > GRID_MAX_CELLS) {
+                ok = false;
+                break;
+            }
+        }
+        if (ok) {
+            G->dim = d;
+            for (int a = 0; a < d; ++a) {
+                G->origin[a] = lo[a];
+                G->cell[a] = cell[a];
+                G->inv[a] = 1.0 / cell[a];
+                G->fo[a] = (float)lo[a];
+                G->fi[a] = (float)G->inv[a];
+                G->fg[a] = (float)(G->g0[a] - 1);
+                G->wlo[a] = lo[a];
+                G->whi[a] = lo[a] + (double)G->g0[a] * cell[a];
+            }
+            for (int a = d; a < 3; ++a) {
+                G->g0[a] = 1;
+                G->origin[a] = G->wlo[a] = G->whi[a] = 0.0;
+                G->cell[a] = G->inv[a] = 1.0;
+                G->fo[a] = G->fg[a] = 0.0f;
+                G->fi[a] = 1.0f;
+            }
+            if (grid_build_levels(G)) return;
+        }
+        // Too many cells for 32-bit keys: coarser cells.
+        for (int a = 0; a < d; ++a) cell[a] *= tries < 64 ? 1.25 : 4.0;
+    }
+}
+
+// Chooses this frame's geometry; keeps last frame's when still good, so that keys (and the
+// sorted order) carry over.
+static bool grid_choose(bp_grid *g, const bp_frame *f) {
+    const int d = f->dim;
+    const float user = bp_context_def_of(g->base.ctx)->grid.cell_size;
+    double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0};
+    grid_ideal(f, user, cell, qlo, qhi);
+    grid_geom *G = &g->geom;
+    if (g->have_geom && G->dim == d) {
+        bool keep = true;
+        for (int a = 0; a < d && keep; ++a) {
+            double r = G->cell[a] / cell[a];
+            if (user > 0.0f ? r != 1.0 : (r > GRID_KEEP_RATIO || r < 1.0 / GRID_KEEP_RATIO)) keep = false;
+            // The window must still hold the boxes (or, when cut to the bulk, the bulk), and
+            // not be much larger than needed.
+            double lo = G->robust ? qlo[a] : (double)f->lo[a];
+            double hi = G->robust ? qhi[a] : (double)f->hi[a];
+            if (lo < G->wlo[a] || hi > G->whi[a]) keep = false;
+            if ((hi - lo) * 2.0 + 4.0 * G->cell[a] < G->whi[a] - G->wlo[a]) keep = false;
+        }
+        if (keep) return true;
+    }
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    bool robust = false;
+    uint64_t cells = 1;
+    for (int a = 0; a < d; ++a) {
+        double span = (double)f->hi[a] - (double)f->lo[a];
+        double g0 = floor(span / cell[a]) + 3.0;
+        cells = g0 > (double)GRID_MAX_CELLS || cells * (uint64_t)g0 > GRID_MAX_CELLS ? GRID_MAX_CELLS + 1
+                                                                                      : cells * (uint64_t)g0;
+    }
+    if (cells > GRID_MAX_CELLS) robust = true;
+    for (int a = 0; a < d; ++a) {
+        // A margin so that small motions do not leave the window; when the bounds are far too
+        // large for the cells (outliers), cut the window to the bulk of the boxes.
+        double l0 = f->lo[a], h0 = f->hi[a];
+        if (robust) {
+            double w = qhi[a] - qlo[a];
+            l0 = fmax(l0, qlo[a] - w);
+            h0 = fmin(h0, qhi[a] + w);
+        }
+        double margin = 0.5 * cell[a] + 0.02 * (h0 - l0);
+        lo[a] = l0 - margin;
+        hi[a] = h0 + margin;
+    }
+    grid_fit(G, d, lo, hi, cell);
+    G->robust = robust;
+    g->have_geom = true;
+    return false;
+}
+
+// The key of a box from its level-0 cell range, in the finest level where it spans at most two
+// cells per axis.
+static inline uint32_t grid_key(const grid_geom *G, const int64_t c0[3], const int64_t c1[3], int *level) {
+    int l = 0;
+    const int d = G->dim;
+    for (;; ++l) {
+        bool fits = true;
+        for (int a = 0; a < d; ++a)
+            if ((c1[a] >> l) - (c0[a] >> l) > 1) fits = false;
+        if (fits || l + 1 >= G->levels) break;
+    }
+    const grid_level *L = &G->lv[l];
+    uint64_t k = L->base;
+    for (int a = 0; a < d; ++a) k += (uint64_t)((c0[a] >> l) + 1) * L->stride[a];
+    *level = l;
+    return (uint32_t)k;
+}
+
+static inline void grid_cells(const grid_geom *G, const float *b, int64_t c0[3], int64_t c1[3]) {
+    const int d = G->dim;
+    for (int a = 0; a < d; ++a) {
+        c0[a] = grid_coord(b[a], G->fo[a], G->fi[a], G->fg[a]);
+        c1[a] = grid_coord(b[d + a], G->fo[a], G->fi[a], G->fg[a]);
+    }
+    for (int a = d; a < 3; ++a) c0[a] = c1[a] = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building the frame's structure
+
+static bp_status grid_reserve(bp_grid *g, size_t n, int d) {
+    bp_context *ctx = g->base.ctx;
+    const size_t m = n + GRID_PAD;
+    const size_t fl = m * (size_t)(2 * d);
+    // Everything before the old order is touched, so a failure leaves it intact.
+    BP_RESERVE(ctx, g->perm, g->perm_cap, m);
+    BP_RESERVE(ctx, g->perm2, g->perm2_cap, m);
+    BP_RESERVE_DISCARD(ctx, g->keys, g->keys_cap, m);
+    BP_RESERVE_DISCARD(ctx, g->boxes, g->boxes_cap, fl);
+    BP_RESERVE_DISCARD(ctx, g->okeys, g->okeys_cap, m);
+    BP_RESERVE_DISCARD(ctx, g->mkeys, g->mkeys_cap, m);
+    BP_RESERVE_DISCARD(ctx, g->mpos, g->mpos_cap, m);
+    BP_RESERVE_DISCARD(ctx, g->oboxes, g->oboxes_cap, fl);
+    return BP_OK;
+}
+
+// Pulling out, during the key pass, the boxes whose new key breaks last frame's order. Kept: a
+// non-decreasing subsequence that holds every box whose key did not change (last frame's keys,
+// `old`, are sorted) and each changed key that still fits below the next old key. Moved: the
+// rest, marked GRID_MOVED in okeys and listed in mkeys/mpos, up to `cap` of them.
+typedef struct grid_extract {
+    const uint32_t *old;  // NULL: no coherence, nothing is pulled out
+    uint32_t *mkeys, *mpos;
+    size_t count, cap;
+    uint32_t last;
+} grid_extract;
+
+static inline uint32_t grid_extract_one(grid_extract *x, size_t k, uint32_t key) {
+    if (!x->old) return key;
+    if (BP_LIKELY(key >= x->last && key <= x->old[k + 1])) {
+        x->last = key;
+        return key;
+    }
+    if (BP_UNLIKELY(x->count == x->cap)) {
+        // Too many moved for a merge to pay: give up on coherence for this frame.
+        x->old = NULL;
+        return key;
+    }
+    x->mkeys[x->count] = key;
+    x->mpos[x->count++] = (uint32_t)k;
+    return GRID_MOVED;
+}
+
+// Keys and boxes in last frame's order (perm): boxes are read once, in an order close to the
+// sorted one, and the gather after the sort reads oboxes almost sequentially.
+static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x) {
+    const grid_geom *G = &g->geom;
+    const uint64_t sx = G->lv[0].stride[1];
+    const uint32_t *BP_RESTRICT perm = g->perm;
+    uint32_t *BP_RESTRICT ok = g->okeys;
+    float *BP_RESTRICT ob = g->oboxes;
+    const float *BP_RESTRICT src = f->boxes;
+#if defined(__SSE2__)
+    const __m128 O = _mm_setr_ps(G->fo[0], G->fo[1], G->fo[0], G->fo[1]);
+    const __m128 I = _mm_setr_ps(G->fi[0], G->fi[1], G->fi[0], G->fi[1]);
+    const __m128 M = _mm_setr_ps(G->fg[0], G->fg[1], G->fg[0], G->fg[1]);
+    const __m128 neg_max = _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f);
+#endif
+    for (size_t k = 0; k < n; ++k) {
+        GRID_PREFETCH_READ(src + (size_t)perm[k + GRID_PREFETCH] * 4);
+        const float *b = src + (size_t)perm[k] * 4;
+#if defined(__SSE2__)
+        // The four coordinates at once, exactly as grid_coord computes each.
+        const __m128 v = _mm_loadu_ps(b);
+        _mm_storeu_ps(ob + 4 * k, _mm_xor_ps(v, neg_max));
+        __m128 t = _mm_mul_ps(_mm_sub_ps(v, O), I);
+        t = _mm_min_ps(_mm_max_ps(t, _mm_setzero_ps()), M);
+        int32_t c[4];
+        _mm_storeu_si128((__m128i *)(void *)c, _mm_cvttps_epi32(t));
+        const int64_t x0 = c[0], y0 = c[1], x1 = c[2], y1 = c[3];
+#else
+        float *o = ob + 4 * k;
+        o[0] = b[0];
+        o[1] = b[1];
+        o[2] = -b[2];
+        o[3] = -b[3];
+        const int64_t x0 = grid_coord(b[0], G->fo[0], G->fi[0], G->fg[0]);
+        const int64_t y0 = grid_coord(b[1], G->fo[1], G->fi[1], G->fg[1]);
+        const int64_t x1 = grid_coord(b[2], G->fo[0], G->fi[0], G->fg[0]);
+        const int64_t y1 = grid_coord(b[3], G->fo[1], G->fi[1], G->fg[1]);
+#endif
+        uint32_t key;
+        if (BP_LIKELY(x1 - x0 <= 1 && y1 - y0 <= 1)) {
+            key = (uint32_t)((uint64_t)(y0 + 1) * sx + (uint64_t)(x0 + 1));
+        } else {
+            int64_t c0[3] = {x0, y0, 0}, c1[3] = {x1, y1, 0};
+            int l;
+            key = grid_key(G, c0, c1, &l);
+        }
+        ok[k] = grid_extract_one(x, k, key);
+    }
+}
+
+static void grid_keys3(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x) {
+    const grid_geom *G = &g->geom;
+    const uint64_t sx = G->lv[0].stride[1], sxy = G->lv[0].stride[2];
+    const uint32_t *BP_RESTRICT perm = g->perm;
+    uint32_t *BP_RESTRICT ok = g->okeys;
+    float *BP_RESTRICT ob = g->oboxes;
+    const float *BP_RESTRICT src = f->boxes;
+    for (size_t k = 0; k < n; ++k) {
+        GRID_PREFETCH_READ(src + (size_t)perm[k + GRID_PREFETCH] * 6);
+        const float *b = src + (size_t)perm[k] * 6;
+        float *o = ob + 6 * k;
+        for (int e = 0; e < 3; ++e) {
+            o[e] = b[e];
+            o[3 + e] = -b[3 + e];
+        }
+        int64_t c0[3], c1[3];
+        grid_cells(G, b, c0, c1);
+        uint32_t key;
+        if (BP_LIKELY(c1[0] - c0[0] <= 1 && c1[1] - c0[1] <= 1 && c1[2] - c0[2] <= 1)) {
+            key = (uint32_t)((uint64_t)(c0[2] + 1) * sxy + (uint64_t)(c0[1] + 1) * sx + (uint64_t)(c0[0] + 1));
+        } else {
+            int l;
+            key = grid_key(G, c0, c1, &l);
+        }
+        ok[k] = grid_extract_one(x, k, key);
+    }
+}
+
+// Writes the sorted frame (keys, boxes, next perm) from last frame's order. Coherent (x->old
+// still set): merges the kept boxes (okeys in order, GRID_MOVED skipped) with the moved ones,
+// radix-sorted alone. Otherwise: one radix sort of all the keys.
+static void grid_sort_gather(bp_grid *g, size_t n, int d, grid_extract *x) {
+    uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT np = g->perm2;
+    uint32_t *BP_RESTRICT ok = g->okeys, *BP_RESTRICT mk = g->mkeys, *BP_RESTRICT mp = g->mpos;
+    const uint32_t *BP_RESTRICT perm = g->perm;
+    const float *BP_RESTRICT ob = g->oboxes;
+    float *BP_RESTRICT bx = g->boxes;
+    const size_t w = (size_t)(2 * d);
+    if (x->old) {
+        const size_t nm = x->count;
+        g->moved = nm;
+        // keys and perm2 are free until the merge: the small sort's buffers.
+        bp_radix_sort32(mk, mp, keys, np, nm, g->key_bits);
+        mk[nm] = GRID_SENTINEL;
+        ok[n] = GRID_SENTINEL;
+        size_t i = 0, j = 0;
+        for (size_t o = 0; o < n; ++o) {
+            while (ok[i] == GRID_MOVED) ++i;
+            size_t p;
+            // Ties: the kept box first (any order within a cell is valid).
+            if (ok[i] <= mk[j]) {
+                p = i++;
+                keys[o] = ok[p];
+            } else {
+                p = mp[j];
+                keys[o] = mk[j++];
+            }
+            np[o] = perm[p];
+            if (d == 2) memcpy(bx + 4 * o, ob + 4 * p, 4 * sizeof(float));
+            else memcpy(bx + 6 * o, ob + 6 * p, 6 * sizeof(float));
+        }
+        return;
+    }
+    // If the extraction gave up half-way, the boxes it had pulled out get their keys back.
+    for (size_t t = 0; t < x->count; ++t) ok[mp[t]] = mk[t];
+    g->moved = n;
+    for (size_t k = 0; k < n; ++k) {
+        keys[k] = ok[k];
+        mp[k] = (uint32_t)k;
+    }
+    bp_radix_sort32(keys, mp, mk, np, n, g->key_bits);
+    g->resorts++;
+    for (size_t o = 0; o < n; ++o) {
+        const size_t p = mp[o];
+        np[o] = perm[p];
+        memcpy(bx + w * o, ob + w * p, w * sizeof(float));  // (first frames only)
+    }
+}
+
+// First sorted position in level l whose key is >= key: within the key's row when the level
+// has a row index, else in the whole level.
+static size_t grid_lower_bound(const bp_grid *g, int l, uint32_t key) {
+    const grid_level *L = &g->geom.lv[l];
+    size_t lo = L->begin, hi = L->end;
+    if (g->rows_ok[l]) {
+        const size_t r = (key - L->base) / L->stride[1];
+        lo = g->rows[g->roff[l] + r];
+        hi = g->rows[g->roff[l] + r + 1];
+    }
+    const uint32_t *keys = g->keys;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// Row index of the non-empty levels finer than `coarse` (the ones coarser boxes search), each
+// row found by a binary search: rows x log n, far less than a pass over the boxes. A level with
+// more rows than the budget allows is searched whole instead.
+static bp_status grid_build_rows(bp_grid *g, size_t n, int coarse) {
+    const grid_geom *G = &g->geom;
+    // Offsets for every level under the budget, whether searched this frame or not, so that
+    // the reservation does not change while the grid does not (no allocation once warm).
+    size_t total = 0;
+    for (int l = 0; l < G->levels; ++l) {
+        const grid_level *L = &G->lv[l];
+        const size_t rows = L->size / L->stride[1] + 1;
+        g->rows_ok[l] = total + rows <= n + 4096;
+        if (g->rows_ok[l]) {
+            g->roff[l] = total;
+            total += rows;
+        }
+    }
+    for (int l = coarse; l < G->levels; ++l) g->rows_ok[l] = false;
+    for (int l = 0; l < coarse; ++l)
+        if (G->lv[l].end == G->lv[l].begin) g->rows_ok[l] = false;
+    bp_status st = BP_OK;
+    g->rows = bp_grow(g->base.ctx, g->rows, &g->rows_cap, total + 1, sizeof *g->rows, false, &st);
+    if (st != BP_OK) {
+        memset(g->rows_ok, 0, sizeof g->rows_ok);
+        return st;
+    }
+    const uint32_t *keys = g->keys;
+    for (int l = 0; l < coarse; ++l) {
+        if (!g->rows_ok[l]) continue;
+        const grid_level *L = &G->lv[l];
+        const size_t rows = L->size / L->stride[1] + 1;
+        uint32_t *out = g->rows + g->roff[l];
+        size_t p = L->begin;
+        for (size_t r = 0; r < rows; ++r) {
+            const uint64_t start = (uint64_t)L->base + (uint64_t)r * L->stride[1];
+            size_t hi = L->end;
+            while (p < hi) {
+                size_t mid = p + (hi - p) / 2;
+                if (keys[mid] < start) p = mid + 1;
+                else hi = mid;
+            }
+            out[r] = (uint32_t)p;
+        }
+    }
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pairs
+
+// Sorted boxes are stored as (min, -max): box b overlaps box a when every stored value of b is
+// <= the matching value of the probe (max(a), -min(a)), so one 4-wide compare tests a 2D pair.
+// Negation is exact, so this is the closed-interval test, bit for bit.
+#if defined(__SSE2__)
+typedef struct grid_probe {
+    __m128 lo, hi;
+} grid_probe;
+
+static inline grid_probe grid_probe_make(const float *a, int d) {
+    float t[8] = {0, 0, 0, 0, INFINITY, INFINITY, INFINITY, INFINITY};
+    for (int e = 0; e < d; ++e) {
+        t[e] = -a[d + e];
+        t[d + e] = -a[e];
+    }
+    grid_probe p = {_mm_loadu_ps(t), _mm_loadu_ps(t + 4)};
+    return p;
+}
+
+static inline int grid_hit2(const grid_probe *p, const float *b) {
+    return _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), p->lo)) == 15;
+}
+
+static inline int grid_hit3(const grid_probe *p, const float *b) {
+    __m128 hi = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(b + 4)));
+    int m = _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), p->lo)) |
+            (_mm_movemask_ps(_mm_cmple_ps(hi, p->hi)) << 4);
+    return m == 0xFF;
+}
+#else
+typedef struct grid_probe {
+    float v[6];
+} grid_probe;
+
+static inline grid_probe grid_probe_make(const float *a, int d) {
+    grid_probe p;
+    for (int e = 0; e < d; ++e) {
+        p.v[e] = -a[d + e];
+        p.v[d + e] = -a[e];
+    }
+    return p;
+}
+
+static inline int grid_hit2(const grid_probe *p, const float *b) {
+    return (b[0] <= p->v[0]) & (b[1] <= p->v[1]) & (b[2] <= p->v[2]) & (b[3] <= p->v[3]);
+}
+
+static inline int grid_hit3(const grid_probe *p, const float *b) {
+    return (b[0] <= p->v[0]) & (b[1] <= p->v[1]) & (b[2] <= p->v[2]) & (b[3] <= p->v[3]) &
+           (b[4] <= p->v[4]) & (b[5] <= p->v[5]);
+}
+#endif
+
+// Tests sorted box j against box p (a0..a3 / a) when its key is at most `lim`, and pushes a hit.
+// Branch-free but for the (rare) hit: cells hold a box or less on average, so loops that stop
+// at the first key past the range would mispredict on almost every box.
+#define GRID_TRY2(j, lim)                                                                      \
+    do {                                                                                       \
+        const float *b_ = bx + 4 * (j);                                                        \
+        const int in_ = keys[j] <= (lim);                                                      \
+        c += (uint64_t)in_;                                                                    \
+        if (BP_UNLIKELY(in_ & grid_hit2(&pr, b_))) {                                           \
+            bp_status st_ = bp_sink_push(sink, ids[p], ids[j]);                                \
+            if (st_ != BP_OK) return st_;                                                      \
+        }                                                                                      \
+    } while (0)
+
+#define GRID_TRY3(j, lim)                                                                      \
+    do {                                                                                       \
+        const float *b_ = bx + 6 * (j);                                                        \
+        const int in_ = keys[j] <= (lim);                                                      \
+        c += (uint64_t)in_;                                                                    \
+        if (BP_UNLIKELY(in_ & grid_hit3(&pr, b_))) {                                           \
+            bp_status st_ = bp_sink_push(sink, ids[p], ids[j]);                                \
+            if (st_ != BP_OK) return st_;                                                      \
+        }                                                                                      \
+    } while (0)
+
+// Moves cursor q to the first key >= lo. The distance varies from box to box (about one on
+// average), so a plain loop mispredicts; with SSE2 four keys are compared at once and, keys
+// being sorted, the ones below lo are a prefix whose length is the count of trailing ones.
+#if defined(__SSE2__) && defined(__GNUC__)
+#define GRID_ADVANCE(q, lo)                                                                    \
+    do {                                                                                       \
+        const __m128i bias_ = _mm_set1_epi32((int)0x80000000u);                               \
+        const __m128i lim_ = _mm_xor_si128(_mm_set1_epi32((int)(lo)), bias_);                 \
+        for (;;) {                                                                             \
+            __m128i k_ = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(keys + q)), bias_); \
+            unsigned m_ = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(k_, lim_))); \
+            q += (size_t)__builtin_ctz(~m_);                                                   \
+            if (BP_LIKELY(m_ != 15)) break;                                                    \
+        }                                                                                      \
+    } while (0)
+#else
+#define GRID_ADVANCE(q, lo)                                                                    \
+    do {                                                                                       \
+        q += keys[q] < (lo);                                                                   \
+        q += keys[q] < (lo);                                                                   \
+        while (BP_UNLIKELY(keys[q] < (lo))) ++q;                                               \
+    } while (0)
+#endif
+
+// Same-level pairs, 2D: box p meets the rest of its cell and the next cell (keys K, K+1, after
+// p) and the three cells of the next row (keys K+S-1 .. K+S+1), found by a cursor.
+static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, bp_sink *sink, uint64_t *checks) {
+    const uint32_t *BP_RESTRICT keys = g->keys;
+    const float *BP_RESTRICT bx = g->boxes;
+    const uint32_t *BP_RESTRICT ids = g->perm;
+    const uint32_t sx = L->stride[1];
+    size_t c1 = L->begin;
+    uint64_t c = 0;
+    for (size_t p = L->begin; p < L->end; ++p) {
+        const uint32_t K = keys[p];
+        const grid_probe pr = grid_probe_make(bx + 4 * p, 2);
+        size_t j = p + 1;
+        for (;;) {
+            GRID_TRY2(j, K + 1);
+            GRID_TRY2(j + 1, K + 1);
+            if (BP_LIKELY(keys[j + 1] > K + 1)) break;
+            j += 2;
+        }
+        const uint32_t lo = K + sx - 1, hi = K + sx + 1;
+        GRID_ADVANCE(c1, lo);
+        for (j = c1;; j += 3) {
+            GRID_TRY2(j, hi);
+            GRID_TRY2(j + 1, hi);
+            GRID_TRY2(j + 2, hi);
+            if (BP_LIKELY(keys[j + 2] > hi)) break;
+        }
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+// Same-level pairs, 3D: the 13 forward neighbours are four runs of three consecutive keys
+// (next row; previous, same and next row of the next plane) besides the next cell.
+static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, bp_sink *sink, uint64_t *checks) {
+    const uint32_t *BP_RESTRICT keys = g->keys;
+    const float *BP_RESTRICT bx = g->boxes;
+    const uint32_t *BP_RESTRICT ids = g->perm;
+    const uint32_t sx = L->stride[1], sxy = L->stride[2];
+    const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
+    size_t cur[4] = {L->begin, L->begin, L->begin, L->begin};
+    uint64_t c = 0;
+    for (size_t p = L->begin; p < L->end; ++p) {
+        const uint32_t K = keys[p];
+        const grid_probe pr = grid_probe_make(bx + 6 * p, 3);
+        size_t j = p + 1;
+        for (;;) {
+            GRID_TRY3(j, K + 1);
+            GRID_TRY3(j + 1, K + 1);
+            if (BP_LIKELY(keys[j + 1] > K + 1)) break;
+            j += 2;
+        }
+        for (int r = 0; r < 4; ++r) {
+            const uint32_t lo = K + off[r] - 1, hi = K + off[r] + 1;
+            size_t q = cur[r];
+            GRID_ADVANCE(q, lo);
+            cur[r] = q;
+            for (j = q;; j += 3) {
+                GRID_TRY3(j, hi);
+                GRID_TRY3(j + 1, hi);
+                GRID_TRY3(j + 2, hi);
+                if (BP_LIKELY(keys[j + 2] > hi)) break;
+            }
+        }
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+// The cells of level l that can hold the min corner of a box overlapping the level-0 cell
+// range [c0, c1]: a box of level l spans at most two cells, so its min cell is at most one
+// before c0 (and not after c1). Clamped to the grid, so ranges never wrap into the next row.
+static void grid_region(const grid_geom *G, int l, const int64_t c0[3], const int64_t c1[3], int64_t lo[3],
+                        int64_t hi[3]) {
+    for (int a = 0; a < 3; ++a) {
+        if (a < G->dim) {
+            lo[a] = (c0[a] >> l) - 1;
+            if (lo[a] < 0) lo[a] = 0;
+            hi[a] = c1[a] >> l;
+        } else {
+            lo[a] = hi[a] = 0;
+        }
+    }
+}
+
+// Cross-level pairs: each box of level m against the finer levels, as a region query of its
+// own box (each pair is found from its coarser box only).
+static bp_status grid_cross_pairs(const bp_grid *g, int m, bp_sink *sink, uint64_t *checks) {
+    const grid_geom *G = &g->geom;
+    const int d = G->dim;
+    const uint32_t *BP_RESTRICT keys = g->keys;
+    const float *BP_RESTRICT bx = g->boxes;
+    const uint32_t *BP_RESTRICT ids = g->perm;
+    const grid_level *M = &G->lv[m];
+    uint64_t c = 0;
+    for (size_t p = M->begin; p < M->end; ++p) {
+        const float *a = bx + (size_t)(2 * d) * p;
+        const grid_probe pr = grid_probe_make(a, d);
+        // The cells of the box itself (its stored max is negated).
+        float box[6];
+        for (int e = 0; e < d; ++e) {
+            box[e] = a[e];
+            box[d + e] = -a[d + e];
+        }
+        int64_t c0[3], c1[3];
+        grid_cells(G, box, c0, c1);
+        for (int l = 0; l < m; ++l) {
+            const grid_level *L = &G->lv[l];
+            if (L->begin == L->end) continue;
+            int64_t lo[3], hi[3];
+            grid_region(G, l, c0, c1, lo, hi);
+            for (int64_t z = lo[2]; z <= hi[2]; ++z) {
+                for (int64_t y = lo[1]; y <= hi[1]; ++y) {
+                    const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->stride[2] +
+                                                    (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
+                    const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
+                    size_t j = grid_lower_bound(g, l, klo);
+                    const size_t j0 = j;
+                    for (; keys[j] <= khi; ++j) {
+                        const float *b = bx + (size_t)(2 * d) * j;
+                        int hit = d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b);
+                        if (hit) {
+                            bp_status st = bp_sink_push(sink, ids[p], ids[j]);
+                            if (st != BP_OK) return st;
+                        }
+                    }
+                    c += j - j0;
+                }
+            }
+        }
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
+    bp_grid *g = (bp_grid *)m;
+    const size_t n = f->n;
+    const int d = f->dim;
+    bp_status st = grid_reserve(g, n, d);
+    if (st != BP_OK) return st;
+    memset(g->rows_ok, 0, sizeof g->rows_ok);
+    const bool same_grid = grid_choose(g, f);
+    grid_geom *G = &g->geom;
+    unsigned bits = 1;
+    while (bits < 32 && (G->total >> bits) != 0) ++bits;
+    g->key_bits = bits;
+
+    const bool coherent = g->ordered && g->n == n && same_grid;
+    if (!(g->ordered && g->n == n))
+        for (size_t k = 0; k < n; ++k) g->perm[k] = (uint32_t)k;
+    for (size_t k = n; k < n + GRID_PAD; ++k) g->perm[k] = 0;  // read by the prefetches
+    grid_extract x = {coherent ? g->keys : NULL, g->mkeys, g->mpos, 0, n / GRID_MOVED_MAX_DIV, 0};
+    if (d == 2) grid_keys2(g, f, n, &x);
+    else grid_keys3(g, f, n, &x);
+    grid_sort_gather(g, n, d, &x);
+    // The new order becomes next frame's starting point.
+    {
+        uint32_t *t = g->perm;
+        g->perm = g->perm2;
+        g->perm2 = t;
+        size_t tc = g->perm_cap;
+        g->perm_cap = g->perm2_cap;
+        g->perm2_cap = tc;
+    }
+    for (size_t k = n; k < n + GRID_PAD; ++k) g->keys[k] = GRID_SENTINEL;
+    // The padding boxes are read (and ignored: their keys are past every range) by the tests.
+    memset(g->boxes + (size_t)(2 * d) * n, 0, (size_t)(2 * d) * GRID_PAD * sizeof(float));
+    g->n = n;
+    g->ordered = true;
+
+    // Level ranges in the sorted order.
+    int coarse = 0;  // the last non-empty level
+    for (int l = 0; l < G->levels; ++l) {
+        grid_level *L = &G->lv[l];
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->keys[mid] < L->base) lo = mid + 1;
+            else hi = mid;
+        }
+        L->begin = lo;
+        hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->keys[mid] < L->base + L->size) lo = mid + 1;
+            else hi = mid;
+        }
+        L->end = lo;
+        if (L->end > L->begin) coarse = l;
+    }
+    if (coarse > 0) {
+        st = grid_build_rows(g, n, coarse);
+        if (st != BP_OK) return st;
+    }
+    for (int l = 0; l < G->levels; ++l) {
+        const grid_level *L = &G->lv[l];
+        if (L->begin == L->end) continue;
+        st = d == 2 ? grid_level_pairs2(g, L, sink, checks) : grid_level_pairs3(g, L, sink, checks);
+        if (st != BP_OK) return st;
+        if (l > 0) {
+            st = grid_cross_pairs(g, l, sink, checks);
+            if (st != BP_OK) return st;
+        }
+    }
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries, drawing, validation
+
+static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *q, bp_index_buf *out) {
+    const bp_grid *g = (const bp_grid *)m;
+    const grid_geom *G = &g->geom;
+    const int d = f->dim;
+    if (g->n != f->n || !g->ordered) return BP_ERR_NO_BOXES;
+    float qb[6];
+    for (int a = 0; a < d; ++a) {
+        qb[a] = q->lo[a];
+        qb[d + a] = q->hi[a];
+    }
+    int64_t c0[3], c1[3];
+    grid_cells(G, qb, c0, c1);
+    const uint32_t *keys = g->keys, *ids = g->perm;
+    for (int l = 0; l < G->levels; ++l) {
+        const grid_level *L = &G->lv[l];
+        if (L->begin == L->end) continue;
+        int64_t lo[3], hi[3];
+        grid_region(G, l, c0, c1, lo, hi);
+        const uint64_t rows = (uint64_t)(hi[1] - lo[1] + 1) * (uint64_t)(hi[2] - lo[2] + 1);
+        if (rows >= L->end - L->begin) {
+            // More rows than boxes: scanning the level is cheaper than a search per row.
+            for (size_t j = L->begin; j < L->end; ++j) {
+                if (bp_query_hit(q, f, ids[j])) {
+                    bp_status st = bp_index_push(out, ids[j]);
+                    if (st != BP_OK) return st;
+                }
+            }
+            continue;
+        }
+        for (int64_t z = lo[2]; z <= hi[2]; ++z) {
+            for (int64_t y = lo[1]; y <= hi[1]; ++y) {
+                const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->stride[2] +
+                                                (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
+                const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
+                for (size_t j = grid_lower_bound(g, l, klo); keys[j] <= khi; ++j) {
+                    if (bp_query_hit(q, f, ids[j])) {
+                        bp_status st = bp_index_push(out, ids[j]);
+                        if (st != BP_OK) return st;
+                    }
+                }
+            }
+        }
+    }
+    return BP_OK;
+}
+
+// Draws the window (level 0), then every occupied cell, coarser levels with smaller numbers.
+static void grid_debug_draw(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw) {
+    const bp_grid *g = (const bp_grid *)m;
+    const grid_geom *G = &g->geom;
+    const int d = f->dim;
+    if (!draw->box || !g->have_geom) return;
+    float lo[3], hi[3];
+    for (int a = 0; a < d; ++a) {
+        lo[a] = (float)G->wlo[a];
+        hi[a] = (float)G->whi[a];
+    }
+    draw->box(lo, hi, 0, draw->user);
+    for (int l = 0; l < G->levels; ++l) {
+        const grid_level *L = &G->lv[l];
+        const double scale = ldexp(1.0, l);
+        for (size_t j = L->begin; j < L->end; ++j) {
+            if (j > L->begin && g->keys[j] == g->keys[j - 1]) continue;
+            uint64_t local = g->keys[j] - L->base;
+            int64_t c[3] = {0, 0, 0};
+            for (int a = d - 1; a >= 0; --a) {
+                c[a] = (int64_t)(local / L->stride[a]) - 1;
+                local %= L->stride[a];
+            }
+            for (int a = 0; a < d; ++a) {
+                lo[a] = (float)(G->origin[a] + (double)c[a] * scale * G->cell[a]);
+                hi[a] = (float)(G->origin[a] + (double)(c[a] + 1) * scale * G->cell[a]);
+            }
+            draw->box(lo, hi, 1 + (G->levels - 1 - l), draw->user);
+        }
+    }
+}
+
+static bp_status grid_validate(const bp_algorithm *m, const bp_frame *f) {
+    const bp_grid *g = (const bp_grid *)m;
+    const grid_geom *G = &g->geom;
+    const int d = f->dim;
+    const size_t n = f->n;
+    if (g->n != n || !g->ordered || !g->have_geom || G->dim != d) return BP_ERR_INVALID_ARG;
+    for (size_t k = n; k < n + GRID_PAD; ++k)
+        if (g->keys[k] != GRID_SENTINEL) return BP_ERR_INVALID_ARG;
+    size_t covered = 0;
+    for (int l = 0; l < G->levels; ++l) {
+        const grid_level *L = &G->lv[l];
+        if (L->begin != covered || L->end < L->begin) return BP_ERR_INVALID_ARG;
+        covered = L->end;
+        for (size_t j = L->begin; j < L->end; ++j) {
+            const uint32_t i = g->perm[j];
+            if (i >= n) return BP_ERR_INVALID_ARG;
+            if (j > 0 && g->keys[j - 1] > g->keys[j]) return BP_ERR_INVALID_ARG;
+            const float *b = bp_frame_box(f, i);
+            const float *sb = g->boxes + (size_t)(2 * d) * j;
+            for (int e = 0; e < d; ++e)
+                if (sb[e] != b[e] || -sb[d + e] != b[d + e]) return BP_ERR_INVALID_ARG;
+            int64_t c0[3], c1[3];
+            grid_cells(G, b, c0, c1);
+            int lev;
+            if (grid_key(G, c0, c1, &lev) != g->keys[j] || lev != l) return BP_ERR_INVALID_ARG;
+            // In its level, the box spans at most two cells per axis (the top level excepted:
+            // there every axis has at most two cells).
+            for (int a = 0; a < d; ++a)
+                if ((c1[a] >> l) - (c0[a] >> l) > 1) return BP_ERR_INVALID_ARG;
+        }
+    }
+    if (covered != n) return BP_ERR_INVALID_ARG;
+    // A permutation: every index seen exactly once (a bitmap; validation may allocate).
+    bp_context *ctx = m->ctx;
+    size_t bytes = (n + 7) / 8 + 1;
+    unsigned char *seen = bp_alloc(ctx, bytes);
+    if (!seen) return BP_ERR_NOMEM;
+    memset(seen, 0, bytes);
+    bp_status st = BP_OK;
+    for (size_t k = 0; k < n && st == BP_OK; ++k) {
+        uint32_t i = g->perm[k];
+        if (seen[i / 8] & (1u << (i % 8))) st = BP_ERR_INVALID_ARG;
+        seen[i / 8] |= (unsigned char)(1u << (i % 8));
+    }
+    bp_free(ctx, seen, bytes);
+    return st;
+}
+
+const bp_algorithm_class bp_grid_class = {
+    .name = "grid",
+    .create = grid_create,
+    .destroy = grid_destroy,
+    .find_pairs = grid_find_pairs,
+    .reset = grid_reset,
+    .query = grid_query,
+    .debug_draw = grid_debug_draw,
+    .validate = grid_validate,
+};

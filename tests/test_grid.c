@@ -1,0 +1,766 @@
+// Tests specific to method `grid` (issue #3): pair SETS identical to brute force (computed
+// through the library, BP_METHOD_BRUTE) on the benchmark scenes and on the inputs a grid finds
+// hard: huge and far-away coordinates, one box covering everything, everything in one cell,
+// mixed sizes, n changing between frames, failed allocations. Queries against a brute scan.
+// Usage: test_grid <case>  (no argument: every case). $SEED overrides the random seed.
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broadphase.h"
+
+static uint64_t g_seed = 1;
+static int g_fail = 0;
+
+#define CHECK(cond)                                                                                  \
+    do {                                                                                             \
+        if (!(cond)) {                                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed (SEED=%llu)\n", __FILE__, __LINE__, #cond,      \
+                    (unsigned long long)g_seed);                                                     \
+            g_fail = 1;                                                                              \
+            return 1;                                                                                \
+        }                                                                                            \
+    } while (0)
+
+#define CHECK_OK(expr) CHECK((expr) == BP_OK)
+
+// ---------------------------------------------------------------------------------------------
+// splitmix64 and the SCENES.md generator
+
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double u01(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
+static double uni(uint64_t *s, double a, double b) { return a + (b - a) * u01(s); }
+static double gauss(uint64_t *s) {
+    double u1 = u01(s);
+    if (u1 == 0) u1 = 0x1.0p-53;
+    double u2 = u01(s);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+typedef struct scene {
+    int dim;
+    size_t n;
+    double W;
+    double *p, *v, *r;
+} scene;
+
+static void scene_free(scene *s) {
+    free(s->p);
+    free(s->v);
+    free(s->r);
+}
+
+static int scene_init(scene *s, const char *name, size_t n, int dim, uint64_t seed) {
+    uint64_t R = seed;
+    s->dim = dim;
+    s->n = n;
+    s->p = calloc(n * 3 + 1, sizeof(double));
+    s->v = calloc(n * 3 + 1, sizeof(double));
+    s->r = calloc(n + 1, sizeof(double));
+    if (!s->p || !s->v || !s->r) return 0;
+    double W = dim == 2 ? sqrt((double)n * 3.14159265358979323846 / 0.05)
+                        : cbrt((double)n * (4.0 / 3.0) * 3.14159265358979323846 / 0.05);
+    if (!strcmp(name, "seed")) W = 300;
+    s->W = W;
+    double c[16][3];
+    if (!strcmp(name, "clustered"))
+        for (int k = 0; k < 16; ++k)
+            for (int a = 0; a < dim; ++a) c[k][a] = uni(&R, W / 8, 7 * W / 8);
+    for (size_t i = 0; i < n; ++i) {
+        double *p = s->p + 3 * i, *v = s->v + 3 * i, r = 1;
+        if (!strcmp(name, "uniform")) {
+            for (int a = 0; a < dim; ++a) p[a] = uni(&R, 1, W - 1);
+            for (int a = 0; a < dim; ++a) v[a] = uni(&R, -0.5, 0.5);
+        } else if (!strcmp(name, "clustered")) {
+            int k = (int)floor(u01(&R) * 16);
+            if (k > 15) k = 15;
+            for (int a = 0; a < dim; ++a) {
+                double x = c[k][a] + gauss(&R) * W / 40;
+                p[a] = x < 1 ? 1 : (x > W - 1 ? W - 1 : x);
+            }
+            for (int a = 0; a < dim; ++a) v[a] = uni(&R, -0.5, 0.5);
+        } else if (!strcmp(name, "mixed")) {
+            double u = u01(&R);
+            if (u < 0.01) r = exp(uni(&R, log(0.5), log(25)));
+            for (int a = 0; a < dim; ++a) p[a] = uni(&R, r, W - r);
+            for (int a = 0; a < dim; ++a) v[a] = uni(&R, -0.5, 0.5);
+        } else if (!strcmp(name, "line")) {
+            p[0] = W / 2;
+            for (int a = 1; a < dim; ++a) p[a] = uni(&R, 1, W - 1);
+            v[0] = 0;
+            for (int a = 1; a < dim; ++a) v[a] = uni(&R, -0.5, 0.5);
+        } else {  // seed
+            r = 5;
+            for (int a = 0; a < dim; ++a) p[a] = floor(u01(&R) * W / 2) + W / 4;
+            for (int a = 0; a < dim; ++a) v[a] = uni(&R, -2, 2);
+        }
+        s->r[i] = r;
+    }
+    return 1;
+}
+
+static void scene_step(scene *s) {
+    for (size_t i = 0; i < s->n; ++i) {
+        double *p = s->p + 3 * i, *v = s->v + 3 * i, r = s->r[i];
+        for (int a = 0; a < s->dim; ++a) {
+            p[a] += v[a];
+            if (p[a] - r < 0) {
+                p[a] = r;
+                v[a] = -v[a];
+            }
+            if (p[a] + r > s->W) {
+                p[a] = s->W - r;
+                v[a] = -v[a];
+            }
+        }
+    }
+}
+
+static void scene_boxes(const scene *s, float *out) {
+    const int d = s->dim;
+    for (size_t i = 0; i < s->n; ++i)
+        for (int a = 0; a < d; ++a) {
+            out[i * 2 * d + a] = (float)(s->p[3 * i + a] - s->r[i]);
+            out[i * 2 * d + d + a] = (float)(s->p[3 * i + a] + s->r[i]);
+        }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The oracle: sorted pairs from grid and brute force must be identical.
+
+typedef struct pair_set {
+    bp_pair *p;
+    size_t n;
+} pair_set;
+
+static bp_status find(bp_context *ctx, int dim, const float *boxes, size_t n, bp_pairs *out) {
+    return dim == 2 ? bp_find_pairs2(ctx, (const bp_box2 *)(const void *)boxes, n, out)
+                    : bp_find_pairs3(ctx, (const bp_box3 *)(const void *)boxes, n, out);
+}
+
+static bp_context *make_ctx(int dim, bp_method m, float cell) {
+    bp_context_def def = bp_default_context_def();
+    def.dimension = dim;
+    def.method = m;
+    def.sort_pairs = true;
+    def.grid.cell_size = cell;
+    bp_context *ctx = NULL;
+    if (bp_context_create(&def, &ctx) != BP_OK) return NULL;
+    return ctx;
+}
+
+// One frame through both contexts; pairs compared as sorted arrays; grid validated.
+static int compare_frame(bp_context *grid, bp_context *brute, int dim, const float *boxes, size_t n,
+                         size_t *pairs_out) {
+    bp_pairs a, b;
+    CHECK_OK(find(grid, dim, boxes, n, &a));
+    CHECK_OK(bp_validate(grid));
+    bp_stats st;
+    CHECK_OK(bp_get_stats(grid, &st));
+    CHECK(st.method == BP_METHOD_GRID);
+    CHECK(st.pairs == a.count);
+    // Copy: the brute context's call does not touch the grid context's buffer, but be safe.
+    bp_pair *ga = malloc((a.count + 1) * sizeof *ga);
+    CHECK(ga != NULL);
+    if (a.count) memcpy(ga, a.pairs, a.count * sizeof *ga);
+    size_t ac = a.count;
+    bp_status s2 = find(brute, dim, boxes, n, &b);
+    int same = s2 == BP_OK && b.count == ac && (ac == 0 || memcmp(ga, b.pairs, ac * sizeof *ga) == 0);
+    if (!same && s2 == BP_OK)
+        fprintf(stderr, "n=%zu dim=%d: grid %zu pairs, brute %zu pairs\n", n, dim, ac, b.count);
+    free(ga);
+    CHECK(same);
+    if (pairs_out) *pairs_out = ac;
+    return 0;
+}
+
+static int compare_boxes(int dim, const float *boxes, size_t n, float cell) {
+    bp_context *g = make_ctx(dim, BP_METHOD_GRID, cell), *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
+    CHECK(g && b);
+    int r = compare_frame(g, b, dim, boxes, n, NULL);
+    bp_context_destroy(g);
+    bp_context_destroy(b);
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+
+// The SCENES.md check values, and grid == brute on every frame 0..10.
+static int test_scenes(void) {
+    static const struct {
+        const char *name;
+        int dim;
+        size_t n;
+        long f0, f10;
+    } sc[] = {
+        {"seed", 2, 1000, 9317, 7277},     {"uniform", 2, 1000, 127, 133}, {"clustered", 2, 1000, 1115, 901},
+        {"mixed", 2, 1000, 172, 165},      {"line", 2, 1000, 8067, 8148},  {"uniform", 3, 1000, 393, 397},
+        {"clustered", 3, 1000, 17336, 1714}, {"uniform", 2, 10000, -1, 1243}, {"mixed", 2, 10000, -1, 1764},
+    };
+    for (size_t c = 0; c < sizeof sc / sizeof sc[0]; ++c) {
+        scene s;
+        CHECK(scene_init(&s, sc[c].name, sc[c].n, sc[c].dim, 1));
+        float *boxes = malloc(sc[c].n * 2 * (size_t)sc[c].dim * sizeof(float));
+        CHECK(boxes);
+        bp_context *g = make_ctx(sc[c].dim, BP_METHOD_GRID, 0), *b = make_ctx(sc[c].dim, BP_METHOD_BRUTE, 0);
+        CHECK(g && b);
+        for (int f = 0; f <= 10; ++f) {
+            if (f) scene_step(&s);
+            scene_boxes(&s, boxes);
+            size_t pc = 0;
+            if (compare_frame(g, b, sc[c].dim, boxes, sc[c].n, &pc)) {
+                fprintf(stderr, "scene %s dim %d n %zu frame %d\n", sc[c].name, sc[c].dim, sc[c].n, f);
+                return 1;
+            }
+            if (f == 0 && sc[c].f0 >= 0) CHECK((long)pc == sc[c].f0);
+            if (f == 10) CHECK((long)pc == sc[c].f10);
+        }
+        bp_context_destroy(g);
+        bp_context_destroy(b);
+        free(boxes);
+        scene_free(&s);
+    }
+    return 0;
+}
+
+// Random boxes of wildly different sizes (log-uniform over 6 decades), n changing every frame,
+// some frames with big outliers, 2D and 3D, with and without a user cell size.
+static int test_random(void) {
+    uint64_t R = g_seed;
+    for (int dim = 2; dim <= 3; ++dim) {
+        for (int variant = 0; variant < 3; ++variant) {
+            float cell = variant == 1 ? 0.5f : (variant == 2 ? 50.0f : 0.0f);
+            bp_context *g = make_ctx(dim, BP_METHOD_GRID, cell), *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
+            CHECK(g && b);
+            for (int frame = 0; frame < 12; ++frame) {
+                size_t n = (size_t)(rng_next(&R) % 1500);
+                float *boxes = malloc((n + 1) * 2 * (size_t)dim * sizeof(float));
+                CHECK(boxes);
+                double world = frame % 4 == 3 ? 1e5 : 200.0;
+                for (size_t i = 0; i < n; ++i) {
+                    double size = exp(uni(&R, log(1e-3), log(1e3))) * (u01(&R) < 0.5 ? 0.01 : 1.0);
+                    for (int a = 0; a < dim; ++a) {
+                        double c = uni(&R, -world, world);
+                        double e = size * uni(&R, 0.2, 1.0);
+                        if (u01(&R) < 0.05) e = 0;  // points and segments
+                        boxes[i * 2 * dim + a] = (float)(c - e);
+                        boxes[i * 2 * dim + dim + a] = (float)(c + e);
+                    }
+                }
+                if (n > 3 && frame % 3 == 2) {
+                    // A few far-away boxes: the window must not follow them.
+                    for (int a = 0; a < dim; ++a) {
+                        boxes[a] = 1e7f;
+                        boxes[dim + a] = 1e7f + 1.0f;
+                        boxes[2 * dim + a] = -3e38f;
+                        boxes[2 * dim + dim + a] = -2e38f;
+                    }
+                }
+                int r = compare_frame(g, b, dim, boxes, n, NULL);
+                free(boxes);
+                if (r) {
+                    fprintf(stderr, "random: dim %d variant %d frame %d\n", dim, variant, frame);
+                    return 1;
+                }
+            }
+            bp_context_destroy(g);
+            bp_context_destroy(b);
+        }
+    }
+    return 0;
+}
+
+// Small, degenerate inputs: n = 0 and 1, all identical, points, one line, one cell.
+static int test_degenerate(void) {
+    for (int dim = 2; dim <= 3; ++dim) {
+        const size_t w = 2 * (size_t)dim;
+        float *boxes = malloc(600 * w * sizeof(float));
+        CHECK(boxes);
+        uint64_t R = g_seed + (uint64_t)dim;
+        CHECK(compare_boxes(dim, boxes, 0, 0) == 0);
+        for (int a = 0; a < dim; ++a) {
+            boxes[a] = 1.0f;
+            boxes[dim + a] = 2.0f;
+        }
+        CHECK(compare_boxes(dim, boxes, 1, 0) == 0);
+        // All identical boxes: every pair.
+        for (size_t i = 0; i < 300; ++i)
+            for (int a = 0; a < dim; ++a) {
+                boxes[i * w + a] = -5.0f;
+                boxes[i * w + dim + a] = 5.0f;
+            }
+        CHECK(compare_boxes(dim, boxes, 300, 0) == 0);
+        // All identical points.
+        for (size_t i = 0; i < 300; ++i)
+            for (int a = 0; a < dim; ++a) boxes[i * w + a] = boxes[i * w + dim + a] = 3.0f;
+        CHECK(compare_boxes(dim, boxes, 300, 0) == 0);
+        // Points on a small integer lattice (many touch exactly).
+        for (size_t i = 0; i < 600; ++i)
+            for (int a = 0; a < dim; ++a) boxes[i * w + a] = boxes[i * w + dim + a] = (float)(rng_next(&R) % 8);
+        CHECK(compare_boxes(dim, boxes, 600, 0) == 0);
+        // Unit boxes on a lattice: touching faces and corners count.
+        for (size_t i = 0; i < 600; ++i)
+            for (int a = 0; a < dim; ++a) {
+                float x = (float)(rng_next(&R) % 12);
+                boxes[i * w + a] = x;
+                boxes[i * w + dim + a] = x + 1.0f;
+            }
+        CHECK(compare_boxes(dim, boxes, 600, 0) == 0);
+        CHECK(compare_boxes(dim, boxes, 600, 1.0f) == 0);  // cell == box: every pair on a boundary
+        // Everything on one line (one x), thin in x.
+        for (size_t i = 0; i < 600; ++i)
+            for (int a = 0; a < dim; ++a) {
+                float x = a == 0 ? 7.0f : (float)uni(&R, -100, 100);
+                boxes[i * w + a] = x;
+                boxes[i * w + dim + a] = a == 0 ? x : x + 1.0f;
+            }
+        CHECK(compare_boxes(dim, boxes, 600, 0) == 0);
+        // Everything in one cell: a user cell far larger than the world.
+        for (size_t i = 0; i < 600; ++i)
+            for (int a = 0; a < dim; ++a) {
+                float x = (float)uni(&R, 0, 100);
+                boxes[i * w + a] = x;
+                boxes[i * w + dim + a] = x + 3.0f;
+            }
+        CHECK(compare_boxes(dim, boxes, 600, 1e6f) == 0);
+        // A user cell far smaller than the boxes: everything goes up the hierarchy.
+        CHECK(compare_boxes(dim, boxes, 600, 1e-3f) == 0);
+        // Cells at the ends of the float range: a denormal edge, the largest float.
+        CHECK(compare_boxes(dim, boxes, 600, 1e-45f) == 0);
+        CHECK(compare_boxes(dim, boxes, 600, FLT_MAX) == 0);
+        free(boxes);
+    }
+    return 0;
+}
+
+// Coordinates around +-1e7 (float spacing 1), negative, and up to +-FLT_MAX; one huge box over
+// everything; boxes of extent FLT_MAX.
+static int test_extreme(void) {
+    for (int dim = 2; dim <= 3; ++dim) {
+        const size_t w = 2 * (size_t)dim, n = 1000;
+        float *boxes = malloc(n * w * sizeof(float));
+        CHECK(boxes);
+        uint64_t R = g_seed * 7 + (uint64_t)dim;
+        for (int variant = 0; variant < 6; ++variant) {
+            for (size_t i = 0; i < n; ++i)
+                for (int a = 0; a < dim; ++a) {
+                    double c, e;
+                    switch (variant) {
+                    case 0: c = uni(&R, -1e7 - 500, -1e7 + 500); e = uni(&R, 0, 4); break;   // far, negative
+                    case 1: c = uni(&R, 1e7 - 300, 1e7 + 300); e = uni(&R, 0, 4); break;     // float spacing 1
+                    case 2: c = uni(&R, -3e38, 3e38); e = uni(&R, 0, 1e37); break;           // the whole range
+                    case 3: c = uni(&R, -100, 100); e = uni(&R, 0, 2); break;                // + huge boxes below
+                    case 4: c = (i % 2 ? 1e30 : -1e30) + uni(&R, -1e24, 1e24); e = uni(&R, 0, 1e23); break;
+                    default: c = uni(&R, -50, 50); e = 1; break;                             // + FLT_MAX extents
+                    }
+                    double lo = c - e, hi = c + e;
+                    if (lo < -FLT_MAX) lo = -FLT_MAX;
+                    if (hi > FLT_MAX) hi = FLT_MAX;
+                    boxes[i * w + a] = (float)lo;
+                    boxes[i * w + dim + a] = (float)hi;
+                }
+            if (variant == 3) {
+                // One box covering everything, one covering everything on one axis only.
+                for (int a = 0; a < dim; ++a) {
+                    boxes[a] = -1e6f;
+                    boxes[dim + a] = 1e6f;
+                    boxes[w + a] = a == 0 ? -FLT_MAX : 0.0f;
+                    boxes[w + dim + a] = a == 0 ? FLT_MAX : 0.5f;
+                }
+            }
+            if (variant == 5)
+                for (size_t i = 0; i < n; i += 97)
+                    for (int a = 0; a < dim; ++a) {
+                        boxes[i * w + a] = -FLT_MAX;
+                        boxes[i * w + dim + a] = FLT_MAX;
+                    }
+            if (compare_boxes(dim, boxes, n, 0)) {
+                fprintf(stderr, "extreme: dim %d variant %d\n", dim, variant);
+                return 1;
+            }
+        }
+        free(boxes);
+    }
+    return 0;
+}
+
+// Region queries from the grid against the brute context's scan, on the mixed scene.
+static int query_compare(bp_context *g, bp_context *b, int kind, const float *lo, const float *hi, float r) {
+    bp_indices x, y;
+    bp_status s1, s2;
+    if (kind == 0) {
+        s1 = bp_query_box(g, lo, hi, &x);
+        if (s1 != BP_OK) return 1;
+        uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
+        if (!keep) return 1;
+        if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
+        size_t c = x.count;
+        s2 = bp_query_box(b, lo, hi, &y);
+        int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
+        free(keep);
+        return !ok;
+    }
+    if (kind == 1) {
+        s1 = bp_query_sphere(g, lo, r, &x);
+        if (s1 != BP_OK) return 1;
+        uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
+        if (!keep) return 1;
+        if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
+        size_t c = x.count;
+        s2 = bp_query_sphere(b, lo, r, &y);
+        int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
+        free(keep);
+        return !ok;
+    }
+    s1 = bp_query_point(g, lo, &x);
+    if (s1 != BP_OK) return 1;
+    uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
+    if (!keep) return 1;
+    if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
+    size_t c = x.count;
+    s2 = bp_query_point(b, lo, &y);
+    int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
+    free(keep);
+    return !ok;
+}
+
+static int test_query(void) {
+    uint64_t R = g_seed * 13;
+    for (int dim = 2; dim <= 3; ++dim) {
+        const char *names[2] = {"mixed", "clustered"};
+        for (int sc = 0; sc < 2; ++sc) {
+            scene s;
+            const size_t n = 5000;
+            CHECK(scene_init(&s, names[sc], n, dim, g_seed));
+            float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
+            CHECK(boxes);
+            scene_boxes(&s, boxes);
+            // A few extra huge boxes so that the coarse levels are queried too.
+            for (int a = 0; a < dim; ++a) {
+                boxes[a] = 0.0f;
+                boxes[dim + a] = (float)(s.W / 3);
+            }
+            bp_context *g = make_ctx(dim, BP_METHOD_GRID, 0), *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
+            CHECK(g && b);
+            bp_indices none;
+            CHECK(bp_query_point(g, boxes, &none) == BP_ERR_NO_BOXES);
+            bp_pairs out;
+            CHECK_OK(find(g, dim, boxes, n, &out));
+            CHECK_OK(find(b, dim, boxes, n, &out));
+            for (int q = 0; q < 300; ++q) {
+                float lo[3], hi[3];
+                double size = q % 10 == 0 ? s.W : exp(uni(&R, log(0.01), log(s.W / 4)));
+                for (int a = 0; a < dim; ++a) {
+                    double c = uni(&R, -0.1 * s.W, 1.1 * s.W);
+                    lo[a] = (float)(c - size * u01(&R));
+                    hi[a] = (float)(c + size * u01(&R));
+                }
+                if (q % 50 == 1)
+                    for (int a = 0; a < dim; ++a) {
+                        lo[a] = -FLT_MAX;
+                        hi[a] = FLT_MAX;
+                    }
+                CHECK(query_compare(g, b, 0, lo, hi, 0) == 0);
+                CHECK(query_compare(g, b, 1, lo, NULL, (float)size) == 0);
+                CHECK(query_compare(g, b, 2, lo, NULL, 0) == 0);
+                // A point on a box corner (the boundary counts).
+                const float *corner = boxes + (size_t)(rng_next(&R) % n) * 2 * (size_t)dim;
+                CHECK(query_compare(g, b, 2, corner, NULL, 0) == 0);
+            }
+            bp_context_destroy(g);
+            bp_context_destroy(b);
+            free(boxes);
+            scene_free(&s);
+        }
+    }
+    return 0;
+}
+
+// Bipartite calls: grid == brute for pairs between two sets.
+static int test_between(void) {
+    for (int dim = 2; dim <= 3; ++dim) {
+        scene s;
+        const size_t n = 4000;
+        CHECK(scene_init(&s, "mixed", n, dim, g_seed));
+        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
+        CHECK(boxes);
+        scene_boxes(&s, boxes);
+        bp_context *g = make_ctx(dim, BP_METHOD_GRID, 0), *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
+        CHECK(g && b);
+        const size_t na = 1234;
+        const float *B = boxes + na * 2 * (size_t)dim;
+        bp_pairs x, y;
+        if (dim == 2) {
+            CHECK_OK(bp_find_pairs_between2(g, (const bp_box2 *)(const void *)boxes, na, (const bp_box2 *)(const void *)B, n - na, &x));
+        } else {
+            CHECK_OK(bp_find_pairs_between3(g, (const bp_box3 *)(const void *)boxes, na, (const bp_box3 *)(const void *)B, n - na, &x));
+        }
+        bp_pair *keep = malloc((x.count + 1) * sizeof *keep);
+        CHECK(keep);
+        if (x.count) memcpy(keep, x.pairs, x.count * sizeof *keep);
+        size_t c = x.count;
+        if (dim == 2) {
+            CHECK_OK(bp_find_pairs_between2(b, (const bp_box2 *)(const void *)boxes, na, (const bp_box2 *)(const void *)B, n - na, &y));
+        } else {
+            CHECK_OK(bp_find_pairs_between3(b, (const bp_box3 *)(const void *)boxes, na, (const bp_box3 *)(const void *)B, n - na, &y));
+        }
+        CHECK(c > 0 && y.count == c && !memcmp(keep, y.pairs, c * sizeof *keep));
+        free(keep);
+        bp_context_destroy(g);
+        bp_context_destroy(b);
+        free(boxes);
+        scene_free(&s);
+    }
+    return 0;
+}
+
+// Failed allocations: the Nth allocation fails for every N; the call returns BP_ERR_NOMEM, the
+// context stays usable (the next call matches brute force) and nothing leaks.
+typedef struct fail_alloc {
+    long countdown;  // fail when it reaches 0; negative: never
+    size_t live;
+} fail_alloc;
+
+static void *fa_alloc(size_t size, size_t align, void *user) {
+    fail_alloc *fa = user;
+    if (fa->countdown == 0) {
+        fa->countdown = -1;
+        return NULL;
+    }
+    if (fa->countdown > 0) fa->countdown--;
+    size_t rounded = (size + align - 1) & ~(align - 1);
+    void *p = aligned_alloc(align, rounded);
+    if (p) fa->live += size;
+    return p;
+}
+
+static void fa_free(void *p, size_t size, void *user) {
+    fail_alloc *fa = user;
+    if (!p) return;
+    fa->live -= size;
+    free(p);
+}
+
+static int test_nomem(void) {
+    for (int dim = 2; dim <= 3; ++dim) {
+        scene s;
+        const size_t n = 3000;
+        CHECK(scene_init(&s, "mixed", n, dim, g_seed));
+        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
+        CHECK(boxes);
+        bp_context *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
+        CHECK(b);
+        int failures = 0;
+        for (long fail_at = 0; fail_at < 200; ++fail_at) {
+            fail_alloc fa = {-1, 0};
+            bp_context_def def = bp_default_context_def();
+            def.dimension = dim;
+            def.method = BP_METHOD_GRID;
+            def.sort_pairs = true;
+            def.allocator.alloc = fa_alloc;
+            def.allocator.free = fa_free;
+            def.allocator.user = &fa;
+            bp_context *g = NULL;
+            CHECK_OK(bp_context_create(&def, &g));
+            // Warm up with a smaller frame, then fail somewhere in a larger one.
+            scene_boxes(&s, boxes);
+            bp_pairs out;
+            CHECK_OK(find(g, dim, boxes, n / 3, &out));
+            fa.countdown = fail_at;
+            scene_step(&s);
+            scene_boxes(&s, boxes);
+            bp_status st = find(g, dim, boxes, n, &out);
+            if (st == BP_ERR_NOMEM) {
+                failures++;
+                CHECK(out.count == 0);
+            } else {
+                CHECK_OK(st);
+                fa.countdown = -1;
+            }
+            fa.countdown = -1;
+            // Usable afterwards, and right.
+            CHECK(compare_frame(g, b, dim, boxes, n, NULL) == 0);
+            scene_step(&s);
+            scene_boxes(&s, boxes);
+            CHECK(compare_frame(g, b, dim, boxes, n, NULL) == 0);
+            bp_context_destroy(g);
+            CHECK(fa.live == 0);
+            if (st == BP_OK) break;  // no allocation left to fail
+        }
+        CHECK(failures > 0);
+        bp_context_destroy(b);
+        free(boxes);
+        scene_free(&s);
+    }
+    return 0;
+}
+
+// A warm context allocates nothing: same n, the scene moving. Pairs go to a callback, so the
+// context's own pair buffer (which grows with the pair count) stays out of the picture.
+static bool count_pairs(const bp_pair *p, size_t c, void *user) {
+    (void)p;
+    *(size_t *)user += c;
+    return true;
+}
+
+static int test_warm(void) {
+    for (int dim = 2; dim <= 3; ++dim) {
+        scene s;
+        const size_t n = 20000;
+        CHECK(scene_init(&s, "mixed", n, dim, g_seed));
+        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
+        CHECK(boxes);
+        fail_alloc fa = {-1, 0};
+        bp_context_def def = bp_default_context_def();
+        def.dimension = dim;
+        def.method = BP_METHOD_GRID;
+        def.allocator.alloc = fa_alloc;
+        def.allocator.free = fa_free;
+        def.allocator.user = &fa;
+        bp_context *g = NULL;
+        CHECK_OK(bp_context_create(&def, &g));
+        size_t got = 0;
+        for (int f = 0; f < 13; ++f) {
+            scene_step(&s);
+            scene_boxes(&s, boxes);
+            if (f == 3) fa.countdown = 0;  // from here on, any allocation fails
+            bp_status st = dim == 2 ? bp_find_pairs2_cb(g, (const bp_box2 *)(const void *)boxes, n, count_pairs, &got)
+                                    : bp_find_pairs3_cb(g, (const bp_box3 *)(const void *)boxes, n, count_pairs, &got);
+            CHECK_OK(st);
+        }
+        CHECK(fa.countdown == 0);
+        CHECK(got > 0);
+        bp_context_destroy(g);
+        CHECK(fa.live == 0);
+        free(boxes);
+        scene_free(&s);
+    }
+    return 0;
+}
+
+// The pair callback stops delivery: BP_ERR_STOPPED, queries still answer, next frame is right.
+static bool stop_after_one(const bp_pair *p, size_t c, void *user) {
+    (void)p;
+    *(size_t *)user += c;
+    return false;
+}
+
+static int test_stop(void) {
+    scene s;
+    const size_t n = 20000;
+    CHECK(scene_init(&s, "uniform", n, 2, g_seed));
+    float *boxes = malloc(n * 4 * sizeof(float));
+    CHECK(boxes);
+    scene_boxes(&s, boxes);
+    bp_context_def def = bp_default_context_def();
+    def.method = BP_METHOD_GRID;
+    bp_context *g = NULL;
+    CHECK_OK(bp_context_create(&def, &g));
+    size_t got = 0;
+    CHECK(bp_find_pairs2_cb(g, (const bp_box2 *)(const void *)boxes, n, stop_after_one, &got) == BP_ERR_STOPPED);
+    CHECK(got > 0);
+    bp_indices q;
+    CHECK_OK(bp_query_point(g, boxes, &q));
+    CHECK(q.count >= 1);
+    bp_context *b = make_ctx(2, BP_METHOD_BRUTE, 0);
+    bp_context_destroy(g);
+    g = make_ctx(2, BP_METHOD_GRID, 0);
+    CHECK(g && b);
+    CHECK(compare_frame(g, b, 2, boxes, n, NULL) == 0);
+    bp_context_destroy(g);
+    bp_context_destroy(b);
+    free(boxes);
+    scene_free(&s);
+    return 0;
+}
+
+// Debug drawing: the window first (level 0), then occupied cells, each holding some box.
+typedef struct draw_acc {
+    int dim;
+    size_t calls, windows;
+    float wlo[3], whi[3];
+    int bad;
+} draw_acc;
+
+static void draw_box(const float *lo, const float *hi, int level, void *user) {
+    draw_acc *acc = user;
+    acc->calls++;
+    for (int a = 0; a < acc->dim; ++a)
+        if (!(lo[a] <= hi[a])) acc->bad = 1;
+    if (level == 0) {
+        acc->windows++;
+        memcpy(acc->wlo, lo, sizeof acc->wlo);
+        memcpy(acc->whi, hi, sizeof acc->whi);
+    } else if (level < 0) {
+        acc->bad = 1;
+    }
+}
+
+static int test_draw(void) {
+    scene s;
+    const size_t n = 2000;
+    CHECK(scene_init(&s, "mixed", n, 2, g_seed));
+    float *boxes = malloc(n * 4 * sizeof(float));
+    CHECK(boxes);
+    scene_boxes(&s, boxes);
+    bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
+    CHECK(g);
+    bp_pairs out;
+    CHECK_OK(find(g, 2, boxes, n, &out));
+    draw_acc acc = {.dim = 2};
+    acc.wlo[2] = acc.whi[2] = 0;
+    bp_debug_draw dd = {draw_box, &acc};
+    CHECK_OK(bp_debug_draw_structure(g, &dd));
+    CHECK(acc.windows == 1 && !acc.bad);
+    CHECK(acc.calls > 1 && acc.calls <= n + 1);
+    CHECK(acc.wlo[0] <= 0.0f && acc.whi[0] >= (float)s.W);
+    bp_context_destroy(g);
+    free(boxes);
+    scene_free(&s);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} cases[] = {
+    {"scenes", test_scenes}, {"random", test_random}, {"degenerate", test_degenerate},
+    {"extreme", test_extreme}, {"query", test_query}, {"between", test_between},
+    {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
+};
+
+int main(int argc, char **argv) {
+    const char *env = getenv("SEED");
+    if (env && *env) g_seed = strtoull(env, NULL, 10);
+    if (!bp_method_available(BP_METHOD_GRID)) {
+        fprintf(stderr, "grid not available\n");
+        return 1;
+    }
+    int ran = 0, failed = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        if (argc > 1 && strcmp(argv[1], cases[c].name) != 0) continue;
+        ran++;
+        g_fail = 0;
+        if (cases[c].fn() || g_fail) {
+            fprintf(stderr, "FAIL %s (SEED=%llu)\n", cases[c].name, (unsigned long long)g_seed);
+            failed++;
+        } else {
+            printf("ok %s\n", cases[c].name);
+        }
+    }
+    if (ran == 0) {
+        fprintf(stderr, "unknown case %s\n", argv[1]);
+        return 2;
+    }
+    return failed ? 1 : 0;
+}
