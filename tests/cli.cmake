@@ -26,3 +26,89 @@ if(TARGET bp_bench)
     add_test(NAME scene_${sc}_${dm}d_${nn}_frame${fr} COMMAND test_scene ${args})
   endforeach()
 endif()
+
+# The command-line tool, through tests/cli_test.sh (bash): BINARY CASE ARGS...
+find_program(BP_BASH bash)
+if(TARGET broadphase_cli AND BP_BASH)
+  set(BP_CLI_TEST ${BP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli_test.sh $<TARGET_FILE:broadphase_cli>)
+  set(BP_CLI_TESTS "")
+
+  # Every method, both dimensions, equals brute force. A method not built skips (77).
+  foreach(method brute sweep grid quadtree rdc auto)
+    foreach(dim 2 3)
+      foreach(kind random touching identical points large)
+        add_test(NAME cli.pairs.${method}.${dim}d.${kind} COMMAND ${BP_CLI_TEST} pairs_equal ${method} ${dim} ${kind})
+        list(APPEND BP_CLI_TESTS cli.pairs.${method}.${dim}d.${kind})
+      endforeach()
+      foreach(kind box circle point)
+        add_test(NAME cli.query.${method}.${dim}d.${kind} COMMAND ${BP_CLI_TEST} query ${method} ${dim} ${kind})
+        list(APPEND BP_CLI_TESTS cli.query.${method}.${dim}d.${kind})
+      endforeach()
+    endforeach()
+  endforeach()
+
+  add_test(NAME cli.circles COMMAND ${BP_CLI_TEST} circles)
+  add_test(NAME cli.parse COMMAND ${BP_CLI_TEST} parse)
+  list(APPEND BP_CLI_TESTS cli.circles cli.parse)
+
+  # Bad input: NAME LINE DIM FLAGS INPUT (printf format). The tests lower the box limit to 3
+  # (BROADPHASE_MAX_BOXES) to reach the "too many boxes" error.
+  set(BP_CLI_BAD
+    "not_a_number|2|2|-|0 0 1 1\\n0 0 1 x\\n"
+    "trailing_garbage|1|2|-|0 0 1 1x\\n"
+    "nan|3|2|-|0 0 1 1\\n\\n0 nan 1 1\\n"
+    "inf|2|2|-|0 0 1 1\\n0 0 inf 1\\n"
+    "minus_inf|2|2|-|# c\\n-inf 0 1 1\\n"
+    "float_overflow|1|2|-|0 0 1 1e39\\n"
+    "min_gt_max|2|2|-|0 0 1 1\\n0 2 1 1\\n"
+    "min_gt_max_3d|1|3|-|0 0 2 1 1 1\\n"
+    "too_few|2|2|-|0 0 1 1\\n0 0 1\\n"
+    "too_many|2|2|-|0 0 1 1\\n0 0 1 1 1\\n"
+    "too_few_3d|1|3|-|0 0 0 1 1\\n"
+    "too_many_boxes|5|2|-|0 0 1 1\\n1 1 2 2\\n# c\\n2 2 3 3\\n3 3 4 4\\n"
+    "negative_radius|2|2|--circles|0 0 1\\n1 1 -0.5\\n"
+    "circle_nan|1|2|--circles|0 nan 1\\n"
+    "circle_too_few|1|3|--circles|0 0 1\\n"
+    "circle_out_of_range|1|2|--circles|3e38 0 1e38\\n")
+  foreach(row IN LISTS BP_CLI_BAD)
+    string(REPLACE "|" ";" f "${row}")
+    list(GET f 0 name)
+    list(GET f 1 line)
+    list(GET f 2 dim)
+    list(GET f 3 flags)
+    list(GET f 4 input)
+    if(flags STREQUAL "-")
+      set(flags "")
+    endif()
+    add_test(NAME cli.bad.${name} COMMAND ${BP_CLI_TEST} bad ${name} ${line} ${dim} "${flags}" "${input}")
+    list(APPEND BP_CLI_TESTS cli.bad.${name})
+  endforeach()
+
+  add_test(NAME cli.help COMMAND ${BP_CLI_TEST} help)
+  foreach(sub pairs query bench)
+    add_test(NAME cli.help.${sub} COMMAND ${BP_CLI_TEST} help ${sub})
+    list(APPEND BP_CLI_TESTS cli.help.${sub})
+  endforeach()
+  add_test(NAME cli.version COMMAND ${BP_CLI_TEST} version ${PROJECT_VERSION})
+  list(APPEND BP_CLI_TESTS cli.help cli.version)
+
+  # Usage errors: exit 2 and a message.
+  add_test(NAME cli.usage.unknown_command COMMAND ${BP_CLI_TEST} usage frobnicate)
+  add_test(NAME cli.usage.unknown_option COMMAND ${BP_CLI_TEST} usage pairs --frobnicate)
+  add_test(NAME cli.usage.unknown_method COMMAND ${BP_CLI_TEST} usage pairs --method bogus)
+  add_test(NAME cli.usage.bad_dim COMMAND ${BP_CLI_TEST} usage pairs --dim 4)
+  add_test(NAME cli.usage.query_without_shape COMMAND ${BP_CLI_TEST} usage query)
+  add_test(NAME cli.usage.query_bad_box COMMAND ${BP_CLI_TEST} usage query --box 1,2,3)
+  add_test(NAME cli.usage.query_inverted_box COMMAND ${BP_CLI_TEST} usage query --box 3,0,1,1)
+  add_test(NAME cli.usage.query_negative_radius COMMAND ${BP_CLI_TEST} usage query --circle 0,0,-1)
+  add_test(NAME cli.usage.bench_unknown_scene COMMAND ${BP_CLI_TEST} usage bench --scene bogus)
+  add_test(NAME cli.usage.bench_unknown_method COMMAND ${BP_CLI_TEST} usage bench --method bogus)
+  list(APPEND BP_CLI_TESTS cli.usage.unknown_command cli.usage.unknown_option cli.usage.unknown_method
+    cli.usage.bad_dim cli.usage.query_without_shape cli.usage.query_bad_box cli.usage.query_inverted_box
+    cli.usage.query_negative_radius cli.usage.bench_unknown_scene cli.usage.bench_unknown_method)
+
+  add_test(NAME cli.bench.csv_check COMMAND ${BP_CLI_TEST} bench_csv)
+  list(APPEND BP_CLI_TESTS cli.bench.csv_check)
+
+  set_tests_properties(${BP_CLI_TESTS} PROPERTIES SKIP_RETURN_CODE 77)
+endif()

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# Tests of the `broadphase` command-line tool, one case per CTest test:
+#   cli_test.sh BINARY CASE [ARGS...]
+# Exit 0 pass, 1 fail, 77 skipped (a method this build does not have).
+# Inputs come from awk with a fixed seed ($SEED overrides it; it is printed on failure).
+set -u
+BIN=$1
+CASE=$2
+shift 2
+SEED=${SEED:-12345}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bp_cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+fail() {
+    echo "FAIL [$CASE $*] (SEED=$SEED)" >&2
+    exit 1
+}
+
+# Skips (77) when the method is not built; other errors fail.
+need_method() {
+    local m=$1
+    printf '0 0 1 1\n' >"$TMP/probe"
+    if ! "$BIN" pairs --method "$m" "$TMP/probe" >/dev/null 2>"$TMP/probe.err"; then
+        if grep -q "not available" "$TMP/probe.err"; then
+            echo "method $m is not available in this build: skipped"
+            exit 77
+        fi
+        cat "$TMP/probe.err" >&2
+        fail "method $m errors on a trivial input"
+    fi
+}
+
+# gen KIND DIM: writes boxes to stdout.
+gen() {
+    awk -v kind="$1" -v dim="$2" -v seed="$SEED" '
+    function box(lo1, lo2, lo3, hi1, hi2, hi3) {
+        if (dim == 2) printf "%s %s %s %s\n", lo1, lo2, hi1, hi2
+        else printf "%s %s %s %s %s %s\n", lo1, lo2, lo3, hi1, hi2, hi3
+    }
+    BEGIN {
+        srand(seed)
+        if (kind == "random") {
+            # 600 boxes of varied sizes, some tiny, some large, negative coordinates too.
+            for (k = 0; k < 600; k++) {
+                s = (rand() < 0.1) ? rand() * 40 : rand() * 3
+                for (a = 1; a <= 3; a++) { lo[a] = int((rand() - 0.5) * (dim == 3 ? 50 : 200) * 64) / 64; hi[a] = lo[a] + int(rand() * s * 64) / 64 }
+                box(lo[1], lo[2], lo[3], hi[1], hi[2], hi[3])
+            }
+        } else if (kind == "touching") {
+            # Unit boxes on an integer lattice: every neighbour touches (faces, edges, corners).
+            for (i = 0; i < 8; i++) for (j = 0; j < 8; j++) for (l = 0; l < (dim == 3 ? 4 : 1); l++)
+                box(i, j, l, i + 1, j + 1, l + 1)
+        } else if (kind == "identical") {
+            for (k = 0; k < 40; k++) box(1.5, -2, 3, 2.5, 7, 4)
+            box(2.5, 7, 4, 9, 9, 9)
+            box(2.5000002, 7, 4, 9, 9, 9)
+        } else if (kind == "points") {
+            # Points (min == max) on a small lattice, with duplicates, and a few boxes over them.
+            for (k = 0; k < 300; k++) { x = int(rand() * 6); y = int(rand() * 6); z = int(rand() * 6); box(x, y, z, x, y, z) }
+            box(0, 0, 0, 2, 2, 2); box(3, 3, 3, 3, 5, 3); box(-1, -1, -1, -1, 7, 7)
+        } else if (kind == "large") {
+            # Coordinates around +-1e7 and near the float limits.
+            for (k = 0; k < 200; k++) { x = (rand() < 0.5 ? -1 : 1) * 1e7 + int(rand() * 16) * 2; box(x, x, x, x + int(rand() * 8), x + 4, x + 4) }
+            box(-3.4e38, -3.4e38, -3.4e38, 3.4e38, 3.4e38, 3.4e38)
+            box(3.4e38, 3.4e38, 3.4e38, 3.4e38, 3.4e38, 3.4e38)
+        }
+    }'
+}
+
+case "$CASE" in
+pairs_equal)
+    # pairs_equal METHOD DIM KIND: the method prints exactly what brute force prints.
+    m=$1 dim=$2 kind=$3
+    need_method "$m"
+    gen "$kind" "$dim" >"$TMP/in" || fail "generator"
+    "$BIN" pairs --method brute --dim "$dim" "$TMP/in" >"$TMP/want" || fail "brute failed"
+    "$BIN" pairs --method "$m" --dim "$dim" <"$TMP/in" >"$TMP/got" || fail "$m failed"
+    [ -s "$TMP/want" ] || fail "no pairs at all: the input is not testing anything"
+    # Brute force's own output must be sorted, i < j, no duplicates.
+    awk '$1 >= $2 { exit 1 }' "$TMP/want" || fail "a pair with i >= j"
+    sort -n -k1,1 -k2,2 -u "$TMP/want" | cmp -s - "$TMP/want" || fail "output not sorted or has duplicates"
+    cmp -s "$TMP/want" "$TMP/got" || { diff "$TMP/want" "$TMP/got" | head >&2; fail "$m differs from brute"; }
+    echo "$m dim $dim $kind: $(wc -l <"$TMP/got") pairs, equal to brute force"
+    ;;
+circles)
+    # Worked by hand. 2D: 0 and 1 touch exactly (distance 2 = 1 + 1); 0 and 2 have touching
+    # boxes ([-1,1] vs [1,2] on both axes) but the circles are sqrt(4.5) > 1.5 apart; 3 and 4
+    # touch exactly along a 3-4-5 triangle (distance 5 = 2 + 3); 5 is a zero-radius point on
+    # circle 3's boundary (distance 2 = 2 + 0).
+    printf '0 0 1\n2 0 1\n1.5 1.5 0.5\n10 10 2\n13 14 3\n8 10 0\n' >"$TMP/in"
+    printf '0 1\n3 4\n3 5\n' >"$TMP/want"
+    "$BIN" pairs --circles "$TMP/in" >"$TMP/got" || fail "pairs --circles failed"
+    cmp -s "$TMP/want" "$TMP/got" || { diff "$TMP/want" "$TMP/got" >&2; fail "2D circles"; }
+    # 3D: spheres touching along (1,2,2) * 3 = distance 9 = 4 + 5; a pair whose boxes overlap
+    # (corner region) but spheres do not.
+    printf '0 0 0 4\n3 6 6 5\n5 5 5 1\n' >"$TMP/in3"
+    printf '0 1\n1 2\n' >"$TMP/want3"
+    "$BIN" pairs --circles --dim 3 "$TMP/in3" >"$TMP/got3" || fail "pairs --circles --dim 3 failed"
+    cmp -s "$TMP/want3" "$TMP/got3" || { diff "$TMP/want3" "$TMP/got3" >&2; fail "3D spheres"; }
+    # Non-representable decimals: 0.1 + 0.2 vs 0.3 apart. In doubles 0.1 + 0.2 > 0.3, so the
+    # circles at distance 0.3 with radii 0.1 and 0.2 overlap by the parsed values; and the
+    # outward-rounded float boxes must not lose the pair.
+    printf '0 0 0.1\n0.3 0 0.2\n' >"$TMP/in4"
+    printf '0 1\n' >"$TMP/want4"
+    "$BIN" pairs --circles "$TMP/in4" >"$TMP/got4" || fail "decimal circles failed"
+    cmp -s "$TMP/want4" "$TMP/got4" || fail "decimal circles: expected the pair (0.1 + 0.2 > 0.3 in double)"
+    echo "circles and spheres as computed by hand"
+    ;;
+bad)
+    # bad NAME LINE DIM FLAGS INPUT: exit 2, a message naming the line, nothing on stdout.
+    name=$1 line=$2 dim=$3 flags=$4 input=$5
+    printf "$input" >"$TMP/in"
+    # shellcheck disable=SC2086
+    BROADPHASE_MAX_BOXES=3 "$BIN" pairs --dim "$dim" $flags "$TMP/in" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    cat "$TMP/err"
+    [ "$rc" -eq 2 ] || fail "$name: exit status $rc, expected 2"
+    [ ! -s "$TMP/out" ] || fail "$name: something on stdout"
+    grep -q "line $line\b" "$TMP/err" || fail "$name: the message does not name line $line"
+    ;;
+parse)
+    # Comments, blank lines, commas, tabs, CRLF, signs and exponents all parse.
+    printf '# header comment\n\n0,0,1,1   # box 0\n\t1\t1\t2\t2\r\n   \n# another\n0.5 , 0.5 , +3e0 , 3.0\n-1E1 -10 -9.5 -9\n5 5 6 6' >"$TMP/in"
+    printf '0 1\n0 2\n1 2\n' >"$TMP/want"
+    "$BIN" pairs "$TMP/in" >"$TMP/got" || fail "parse failed"
+    cmp -s "$TMP/want" "$TMP/got" || { diff "$TMP/want" "$TMP/got" >&2; fail "parsed pairs"; }
+    # An empty input gives no pairs and success.
+    : >"$TMP/empty"
+    "$BIN" pairs "$TMP/empty" >"$TMP/got" || fail "empty input"
+    [ ! -s "$TMP/got" ] || fail "pairs from an empty input"
+    echo "comments, blank lines, commas, tabs parse"
+    ;;
+query)
+    # query METHOD DIM KIND: against a scan done here in awk (integer/half inputs: exact).
+    m=$1 dim=$2 kind=$3
+    need_method "$m"
+    awk -v dim="$dim" -v seed="$SEED" 'BEGIN { srand(seed)
+        for (k = 0; k < (dim == 3 ? 2000 : 400); k++) {
+            for (a = 1; a <= dim; a++) { lo[a] = int(rand() * 80) / 2; hi[a] = lo[a] + int(rand() * (dim == 3 ? 24 : 8)) / 2 }
+            if (dim == 2) print lo[1], lo[2], hi[1], hi[2]; else print lo[1], lo[2], lo[3], hi[1], hi[2], hi[3]
+        } }' >"$TMP/in"
+    if [ "$dim" = 2 ]; then
+        qbox="10,12.5,20,18" qcircle="20,20,6.5" qpoint="15,15"
+    else
+        qbox="10,12.5,8,20,18,30" qcircle="20,20,20,6.5" qpoint="15,15,15"
+    fi
+    case $kind in
+    box) q=$qbox ;;
+    circle) q=$qcircle ;;
+    point) q=$qpoint ;;
+    esac
+    awk -v dim="$dim" -v kind="$kind" -v q="$q" 'BEGIN { nq = split(q, Q, ","); for (k = 1; k <= nq; k++) Q[k] += 0 }
+        NF > 0 { hit = 1; d2 = 0
+            for (a = 1; a <= dim; a++) {
+                lo = $a + 0; hi = $(a + dim) + 0
+                if (kind == "box") { if (lo > Q[a + dim] || Q[a] > hi) hit = 0 }
+                else if (kind == "point") { if (Q[a] < lo || Q[a] > hi) hit = 0 }
+                else { c = Q[a]; d = 0; if (c < lo) d = lo - c; else if (c > hi) d = c - hi; d2 += d * d }
+            }
+            if (kind == "circle" && d2 > Q[dim + 1] * Q[dim + 1]) hit = 0
+            if (hit) print NR - 1 }' "$TMP/in" >"$TMP/want"
+    [ -s "$TMP/want" ] || fail "the query hits nothing: not a test"
+    "$BIN" query --method "$m" --dim "$dim" "--$kind" "$q" "$TMP/in" >"$TMP/got" || fail "query failed"
+    cmp -s "$TMP/want" "$TMP/got" || { diff "$TMP/want" "$TMP/got" | head >&2; fail "query $kind differs"; }
+    echo "query $kind ($m, ${dim}D): $(wc -l <"$TMP/got") hits, equal to the scan"
+    ;;
+help)
+    # help [SUBCOMMAND]: --help exits 0 and prints a usage line on stdout.
+    "$BIN" "$@" --help >"$TMP/out" || fail "--help exit status"
+    grep -q "usage: broadphase" "$TMP/out" || fail "no usage line"
+    ;;
+version)
+    out=$("$BIN" --version) || fail "--version exit status"
+    [ "$out" = "broadphase $1" ] || fail "--version printed '$out', expected 'broadphase $1'"
+    ;;
+usage)
+    # usage ARGS...: a usage error exits 2 with a message and nothing on stdout.
+    printf '0 0 1 1\n' >"$TMP/in"
+    "$BIN" "$@" "$TMP/in" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    cat "$TMP/err"
+    [ "$rc" -eq 2 ] || fail "exit status $rc, expected 2"
+    [ -s "$TMP/err" ] || fail "no message"
+    [ ! -s "$TMP/out" ] || fail "something on stdout"
+    ;;
+bench_csv)
+    "$BIN" bench --frames 2 --n 1000 --scene uniform --format csv --check >"$TMP/out" || fail "bench exit status"
+    cat "$TMP/out"
+    head -1 "$TMP/out" | grep -qx 'scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks' ||
+        fail "CSV header"
+    # One line per method this build has, each with 11 fields and the same pair count.
+    methods="naive-sweep brute sweep sweep-resort auto"
+    for m in grid quadtree rdc; do
+        printf '0 0 1 1\n' | "$BIN" pairs --method $m >/dev/null 2>&1 && methods="$methods $m"
+    done
+    for m in $methods; do
+        grep -q "^uniform,2,1000,$m,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*\$" "$TMP/out" || fail "no line for $m"
+    done
+    [ "$(tail -n +2 "$TMP/out" | wc -l)" -eq "$(echo $methods | wc -w)" ] || fail "extra lines"
+    [ "$(tail -n +2 "$TMP/out" | cut -d, -f10 | sort -u | wc -l)" -eq 1 ] || fail "methods disagree on pairs"
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+exit 0

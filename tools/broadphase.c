@@ -1,0 +1,717 @@
+// The `broadphase` command-line tool: `pairs` (every overlapping pair of boxes or circles read
+// from a file), `query` (boxes hit by a box, circle or point) and `bench` (the SCENES.md
+// benchmark, in bench.c). Bad input never reaches the library: it is reported with its line
+// number before anything is written to stdout.
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+// ---------------------------------------------------------------------------------------------
+// Output and options
+
+#define BP_OUT_BUFFER ((size_t)1 << 20)
+
+bool bp_out_open(bp_out *o, FILE *file) {
+    o->file = file;
+    o->len = 0;
+    o->cap = BP_OUT_BUFFER;
+    o->failed = false;
+    o->buf = malloc(o->cap);
+    return o->buf != NULL;
+}
+
+void bp_out_flush(bp_out *o) {
+    if (o->len && fwrite(o->buf, 1, o->len, o->file) != o->len) o->failed = true;
+    o->len = 0;
+}
+
+bool bp_out_close(bp_out *o) {
+    bp_out_flush(o);
+    if (fflush(o->file) != 0) o->failed = true;
+    free(o->buf);
+    o->buf = NULL;
+    return !o->failed;
+}
+
+bool bp_arg_is(bp_args *a, const char *name) {
+    const char *s = a->argv[a->k];
+    size_t len = strlen(name);
+    if (strncmp(s, name, len) != 0) return false;
+    if (s[len] == '\0') {
+        a->inline_value = NULL;
+        return true;
+    }
+    if (s[len] == '=') {
+        a->inline_value = s + len + 1;
+        return true;
+    }
+    return false;
+}
+
+const char *bp_arg_value(bp_args *a, const char *name) {
+    if (a->inline_value) return a->inline_value;
+    if (a->k + 1 >= a->argc) {
+        fprintf(stderr, "broadphase: option %s needs a value\n", name);
+        return NULL;
+    }
+    return a->argv[++a->k];
+}
+
+bool bp_parse_u64(const char *s, uint64_t *out) {
+    if (!s || *s < '0' || *s > '9') return false;
+    uint64_t v = 0;
+    for (; *s; ++s) {
+        if (*s < '0' || *s > '9') return false;
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10u) return false;
+        v = v * 10u + d;
+    }
+    *out = v;
+    return true;
+}
+
+bool bp_parse_dim(const char *s, int *dim) {
+    if (strcmp(s, "2") == 0) *dim = 2;
+    else if (strcmp(s, "3") == 0) *dim = 3;
+    else {
+        fprintf(stderr, "broadphase: --dim must be 2 or 3, not '%s'\n", s);
+        return false;
+    }
+    return true;
+}
+
+bool bp_cli_method(const char *name, bp_method *m) {
+    if (bp_method_from_name(name, m) != BP_OK) {
+        fprintf(stderr, "broadphase: unknown method '%s' (brute, sweep, grid, quadtree, rdc, auto)\n", name);
+        return false;
+    }
+    if (!bp_method_available(*m)) {
+        fprintf(stderr, "broadphase: method '%s' is not available in this build\n", name);
+        return false;
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input: boxes or circles, one per line
+
+// Test hook: lowers the box limit so the "too many boxes" error can be tested without 2^30
+// lines. It can only lower BP_MAX_BOXES, never raise it.
+static size_t bp_box_limit(void) {
+    const char *s = getenv("BROADPHASE_MAX_BOXES");
+    uint64_t v;
+    if (s && bp_parse_u64(s, &v) && v < BP_MAX_BOXES) return (size_t)v;
+    return BP_MAX_BOXES;
+}
+
+// Reads the whole of a file ("-" or NULL: stdin) into a NUL-terminated buffer.
+static bool bp_read_all(const char *path, char **text, size_t *len) {
+    FILE *f = stdin;
+    if (path && strcmp(path, "-") != 0) {
+        f = fopen(path, "rb");
+        if (!f) {
+            fprintf(stderr, "broadphase: cannot open '%s': %s\n", path, strerror(errno));
+            return false;
+        }
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    bool ok = buf != NULL;
+    while (ok) {
+        if (cap - n < 2) {
+            size_t ncap = cap + cap / 2;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                ok = false;
+                break;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                fprintf(stderr, "broadphase: error reading '%s': %s\n", path ? path : "-", strerror(errno));
+                free(buf);
+                buf = NULL;
+                if (f != stdin) fclose(f);
+                return false;
+            }
+            break;
+        }
+    }
+    if (f != stdin) fclose(f);
+    if (!ok) {
+        fprintf(stderr, "broadphase: out of memory reading the input\n");
+        free(buf);
+        return false;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return true;
+}
+
+static bool bp_is_sep(char c) {
+    return c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static const char *const bp_axis_names[3] = {"x", "y", "z"};
+
+// What one data line must hold, for messages.
+static const char *bp_layout(int dim, bool circles) {
+    if (circles) return dim == 2 ? "x y r" : "x y z r";
+    return dim == 2 ? "minx miny maxx maxy" : "minx miny minz maxx maxy maxz";
+}
+
+// Reports a bad token: NaN, infinite, out of float range, or not a number at all.
+static void bp_bad_value(size_t line, const char *tok, size_t len, double v, bool parsed) {
+    int shown = len > 40 ? 40 : (int)len;
+    const char *more = len > 40 ? "..." : "";
+    if (!parsed) fprintf(stderr, "broadphase: line %zu: '%.*s%s' is not a number\n", line, shown, tok, more);
+    else if (isnan(v)) fprintf(stderr, "broadphase: line %zu: '%.*s%s' is NaN\n", line, shown, tok, more);
+    else fprintf(stderr, "broadphase: line %zu: '%.*s%s' is infinite or out of the float range\n", line, shown, tok, more);
+}
+
+// Exact error of a + b: a + b == s + *err exactly (Knuth's TwoSum; no overflow assumed).
+static double bp_two_sum(double a, double b, double *err) {
+    double s = a + b;
+    double bb = s - a;
+    *err = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+// The largest float <= x - r (down) or the smallest float >= x + r (up): a circle's box rounded
+// outward, so the float box never misses a pair of the exact circles. False when out of range.
+static bool bp_outward(double x, double r, bool up, float *out) {
+    double err;
+    double d = bp_two_sum(x, up ? r : -r, &err);
+    if (!isfinite(d) || fabs(d) > FLT_MAX) return false;
+    float f = (float)d;
+    // Round to nearest may go the wrong way; and when d itself is a float, the exact value may
+    // still lie beyond it by err (a double gap is smaller than any float gap, so only then).
+    if (up) {
+        if ((double)f < d || ((double)f == d && err > 0.0)) f = nextafterf(f, INFINITY);
+    } else {
+        if ((double)f > d || ((double)f == d && err < 0.0)) f = nextafterf(f, -INFINITY);
+    }
+    if (!isfinite(f)) return false;
+    *out = f;
+    return true;
+}
+
+typedef struct bp_input {
+    int dim;
+    bool circles;
+    size_t n;
+    float *boxes;     // n * 2 * dim floats (bp_box2 / bp_box3 layout)
+    double *circles_v; // circles: n * (dim + 1) doubles: centre then radius
+    size_t cap;
+} bp_input;
+
+static void bp_input_free(bp_input *in) {
+    free(in->boxes);
+    free(in->circles_v);
+    in->boxes = NULL;
+    in->circles_v = NULL;
+}
+
+static bool bp_input_grow(bp_input *in) {
+    size_t cap = in->cap < 1024 ? 1024 : in->cap + in->cap / 2;
+    size_t per = 2 * (size_t)in->dim;
+    float *b = realloc(in->boxes, cap * per * sizeof *b);
+    if (!b) return false;
+    in->boxes = b;
+    if (in->circles) {
+        double *c = realloc(in->circles_v, cap * ((size_t)in->dim + 1) * sizeof *c);
+        if (!c) return false;
+        in->circles_v = c;
+    }
+    in->cap = cap;
+    return true;
+}
+
+// Parses the input text into boxes (and circles). Returns 0, or an exit status after printing.
+static int bp_parse_input(char *text, size_t len, bp_input *in) {
+    size_t dim = (size_t)in->dim;
+    size_t need = in->circles ? dim + 1 : 2 * dim;
+    size_t limit = bp_box_limit();
+    char *p = text, *end = text + len;
+    size_t line = 0;
+    while (p < end) {
+        ++line;
+        char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        char *stop = memchr(p, '#', (size_t)(eol - p));
+        if (!stop) stop = eol;
+        double dv[6];
+        float fv[6];
+        size_t count = 0;
+        char *q = p;
+        for (;;) {
+            while (q < stop && bp_is_sep(*q)) ++q;
+            if (q >= stop) break;
+            char *tok = q;
+            while (q < stop && !bp_is_sep(*q)) ++q;
+            size_t tlen = (size_t)(q - tok);
+            if (count < need) {
+                // The number parsers stop at the first byte not part of a number; a separator,
+                // '#', '\n' or the final NUL is never one, so they cannot run past the token.
+                char *e;
+                double v;
+                if (in->circles) {
+                    v = strtod(tok, &e);
+                    dv[count] = v;
+                } else {
+                    fv[count] = strtof(tok, &e);
+                    v = fv[count];
+                }
+                if (e != q || tlen == 0) {
+                    bp_bad_value(line, tok, tlen, 0.0, false);
+                    return BP_EXIT_USAGE;
+                }
+                if (!isfinite(v)) {
+                    bp_bad_value(line, tok, tlen, v, true);
+                    return BP_EXIT_USAGE;
+                }
+            }
+            ++count;
+        }
+        p = eol + 1;
+        if (count == 0) continue; // blank or comment-only line
+        if (count != need) {
+            fprintf(stderr, "broadphase: line %zu: too %s values: %zu, expected %zu (%s)\n", line,
+                    count < need ? "few" : "many", count, need, bp_layout(in->dim, in->circles));
+            return BP_EXIT_USAGE;
+        }
+        if (in->n >= limit) {
+            fprintf(stderr, "broadphase: line %zu: more than %zu boxes (BP_MAX_BOXES)\n", line, limit);
+            return BP_EXIT_USAGE;
+        }
+        if (in->n == in->cap && !bp_input_grow(in)) {
+            fprintf(stderr, "broadphase: out of memory at line %zu\n", line);
+            return BP_EXIT_FAIL;
+        }
+        float *box = in->boxes + in->n * 2 * dim;
+        if (in->circles) {
+            double r = dv[dim];
+            if (r < 0.0) {
+                fprintf(stderr, "broadphase: line %zu: negative radius %.17g\n", line, r);
+                return BP_EXIT_USAGE;
+            }
+            for (size_t a = 0; a < dim; ++a) {
+                if (!bp_outward(dv[a], r, false, &box[a]) || !bp_outward(dv[a], r, true, &box[dim + a])) {
+                    fprintf(stderr, "broadphase: line %zu: the circle's box leaves the float range on axis %s\n",
+                            line, bp_axis_names[a]);
+                    return BP_EXIT_USAGE;
+                }
+            }
+            memcpy(in->circles_v + in->n * (dim + 1), dv, (dim + 1) * sizeof *dv);
+        } else {
+            for (size_t a = 0; a < dim; ++a) {
+                if (fv[a] > fv[dim + a]) {
+                    fprintf(stderr, "broadphase: line %zu: min > max on axis %s (%.9g > %.9g)\n", line,
+                            bp_axis_names[a], (double)fv[a], (double)fv[dim + a]);
+                    return BP_EXIT_USAGE;
+                }
+            }
+            memcpy(box, fv, 2 * dim * sizeof *fv);
+        }
+        ++in->n;
+    }
+    return 0;
+}
+
+// Loads FILE (or stdin) into `in`. Returns 0 or the exit status (message printed).
+static int bp_load(const char *path, bp_input *in) {
+    char *text;
+    size_t len;
+    if (!bp_read_all(path, &text, &len)) return BP_EXIT_USAGE;
+    int rc = bp_parse_input(text, len, in);
+    free(text);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact circle / sphere test
+
+// Appends b to the nonoverlapping expansion e[0..m) (increasing magnitude), dropping zeros
+// (Shewchuk's Grow-Expansion-Zeroelim). The sum stays exact.
+static size_t bp_grow_expansion(double *e, size_t m, double b) {
+    double q = b;
+    size_t k = 0;
+    for (size_t i = 0; i < m; ++i) {
+        double err;
+        q = bp_two_sum(q, e[i], &err);
+        if (err != 0.0) e[k++] = err;
+    }
+    if (q != 0.0) e[k++] = q;
+    return k;
+}
+
+// Adds the exact product a * b to the expansion (fma gives the rounding error of a product).
+static size_t bp_add_product(double *e, size_t m, double a, double b) {
+    double p = a * b;
+    double err = fma(a, b, -p);
+    m = bp_grow_expansion(e, m, err);
+    return bp_grow_expansion(e, m, p);
+}
+
+// Whether the circles (spheres) c1 = (centre, r) and c2 touch or overlap: |p1 - p2| <= r1 + r2,
+// decided exactly for the parsed doubles. A double evaluation with an error bound settles
+// almost every case; the rest are summed exactly as (r1 + r2)^2 - sum (a_k - b_k)^2 expanded
+// into products. Exact unless a product underflows (values below ~1e-150), far outside any
+// float-box input that has a use.
+static bool bp_circles_touch(const double *c1, const double *c2, size_t dim) {
+    double s = c1[dim] + c2[dim];
+    double ss = s * s, dd = 0.0;
+    for (size_t a = 0; a < dim; ++a) {
+        double d = c1[a] - c2[a];
+        dd += d * d;
+    }
+    double det = ss - dd;
+    // Each rounded step has relative error 2^-53; a handful of steps stay far below 1e-14.
+    double bound = 1e-14 * (ss + dd);
+    if (fabs(det) > bound && ss + dd > 1e-200) return det > 0.0;
+    double e[64];
+    size_t m = 0;
+    const double r1 = c1[dim], r2 = c2[dim];
+    m = bp_add_product(e, m, r1, r1);
+    m = bp_add_product(e, m, r2, r2);
+    m = bp_add_product(e, m, 2.0 * r1, r2);
+    for (size_t a = 0; a < dim; ++a) {
+        m = bp_add_product(e, m, -c1[a], c1[a]);
+        m = bp_add_product(e, m, -c2[a], c2[a]);
+        m = bp_add_product(e, m, 2.0 * c1[a], c2[a]);
+    }
+    return m == 0 || e[m - 1] > 0.0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pairs
+
+static const char bp_usage_pairs[] =
+    "usage: broadphase pairs [--method NAME] [--dim 2|3] [--circles] [FILE|-]\n"
+    "\n"
+    "Prints every overlapping pair of the boxes in FILE (default: stdin), one 'i j' per line,\n"
+    "i < j, sorted by i then j. Boxes are numbered from 0 in the order of their lines.\n"
+    "\n"
+    "Input: one box per line, 'minx miny maxx maxy' (2D) or 'minx miny minz maxx maxy maxz' (3D),\n"
+    "values separated by spaces, tabs or commas; '#' starts a comment; blank lines are skipped.\n"
+    "Boxes are closed: touching boxes overlap.\n"
+    "\n"
+    "  --method NAME  brute, sweep, grid, quadtree, rdc or auto (default auto)\n"
+    "  --dim 2|3      dimension (default 2)\n"
+    "  --circles      lines are 'x y r' (2D) or 'x y z r' (3D); a pair is printed when the circles\n"
+    "                 (spheres) overlap or touch, decided exactly from the values as read\n"
+    "  --help         this text\n"
+    "\n"
+    "Exit status: 0 success, 1 library error, 2 bad input (the message names the line) or usage.\n";
+
+static bool bp_help_asked(int argc, char **argv) {
+    for (int k = 2; k < argc; ++k) {
+        if (strcmp(argv[k], "--") == 0) return false;
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) return true;
+    }
+    return false;
+}
+
+static int bp_unknown_option(const char *cmd, const char *opt) {
+    fprintf(stderr, "broadphase %s: unknown option '%s' (see 'broadphase %s --help')\n", cmd, opt, cmd);
+    return BP_EXIT_USAGE;
+}
+
+// Runs the broad phase on the loaded input; *ctx_out is the context (caller destroys).
+static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, bp_context **ctx_out, bp_pairs *out) {
+    bp_context_def def = bp_default_context_def();
+    def.dimension = in->dim;
+    def.method = method;
+    def.sort_pairs = sorted;
+    bp_context *ctx;
+    bp_status st = bp_context_create(&def, &ctx);
+    if (st != BP_OK) {
+        fprintf(stderr, "broadphase: cannot create a context: %s\n", bp_status_string(st));
+        return BP_EXIT_FAIL;
+    }
+    // The floats were stored with exactly the bp_box2/bp_box3 layout (min[dim], max[dim]).
+    const void *boxes = in->boxes;
+    if (in->dim == 2) st = bp_find_pairs2(ctx, boxes, in->n, out);
+    else st = bp_find_pairs3(ctx, boxes, in->n, out);
+    if (st != BP_OK) {
+        fprintf(stderr, "broadphase: finding pairs failed: %s\n", bp_status_string(st));
+        bp_context_destroy(ctx);
+        return BP_EXIT_FAIL;
+    }
+    *ctx_out = ctx;
+    return BP_EXIT_OK;
+}
+
+static int bp_cmd_pairs(int argc, char **argv) {
+    if (bp_help_asked(argc, argv)) {
+        fputs(bp_usage_pairs, stdout);
+        return BP_EXIT_OK;
+    }
+    bp_input in;
+    memset(&in, 0, sizeof in);
+    in.dim = 2;
+    bp_method method = BP_METHOD_AUTO;
+    const char *path = NULL;
+    bool only_files = false;
+    bp_args a = {argc, argv, 2, NULL};
+    for (; a.k < argc; ++a.k) {
+        const char *s = argv[a.k];
+        if (!only_files && strcmp(s, "--") == 0) {
+            only_files = true;
+            continue;
+        }
+        if (!only_files && s[0] == '-' && s[1] != '\0') {
+            const char *v;
+            if (bp_arg_is(&a, "--method")) {
+                if (!(v = bp_arg_value(&a, "--method")) || !bp_cli_method(v, &method)) return BP_EXIT_USAGE;
+            } else if (bp_arg_is(&a, "--dim")) {
+                if (!(v = bp_arg_value(&a, "--dim")) || !bp_parse_dim(v, &in.dim)) return BP_EXIT_USAGE;
+            } else if (strcmp(s, "--circles") == 0) {
+                in.circles = true;
+            } else {
+                return bp_unknown_option("pairs", s);
+            }
+            continue;
+        }
+        if (path) {
+            fprintf(stderr, "broadphase pairs: more than one input file ('%s', '%s')\n", path, s);
+            return BP_EXIT_USAGE;
+        }
+        path = s;
+    }
+    int rc = bp_load(path, &in);
+    if (rc != 0) {
+        bp_input_free(&in);
+        return rc;
+    }
+    bp_context *ctx = NULL;
+    bp_pairs pairs;
+    rc = bp_run_pairs(&in, method, true, &ctx, &pairs);
+    if (rc != 0) {
+        bp_input_free(&in);
+        return rc;
+    }
+    bp_out out;
+    if (!bp_out_open(&out, stdout)) {
+        fprintf(stderr, "broadphase: out of memory\n");
+        bp_context_destroy(ctx);
+        bp_input_free(&in);
+        return BP_EXIT_FAIL;
+    }
+    size_t dim = (size_t)in.dim, per = dim + 1;
+    for (size_t k = 0; k < pairs.count; ++k) {
+        bp_pair pr = pairs.pairs[k];
+        if (in.circles && !bp_circles_touch(in.circles_v + pr.i * per, in.circles_v + pr.j * per, dim)) continue;
+        bp_out_u32(&out, pr.i, ' ');
+        bp_out_u32(&out, pr.j, '\n');
+    }
+    bool ok = bp_out_close(&out);
+    bp_context_destroy(ctx);
+    bp_input_free(&in);
+    if (!ok) {
+        fprintf(stderr, "broadphase: error writing the output\n");
+        return BP_EXIT_FAIL;
+    }
+    return BP_EXIT_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// query
+
+static const char bp_usage_query[] =
+    "usage: broadphase query (--box MINX,MINY,MAXX,MAXY | --circle X,Y,R | --point X,Y)\n"
+    "                        [--method NAME] [--dim 2|3] [FILE|-]\n"
+    "\n"
+    "Loads boxes like 'broadphase pairs' and prints, ascending, one per line, the index of every\n"
+    "box that overlaps the query box, lies within distance R of the centre (exact box-to-point\n"
+    "distance; touching counts), or contains the point. In 3D: --box takes six numbers\n"
+    "(MINX,MINY,MINZ,MAXX,MAXY,MAXZ), --circle four (X,Y,Z,R, a sphere), --point three.\n"
+    "\n"
+    "  --method NAME  brute, sweep, grid, quadtree, rdc or auto (default auto)\n"
+    "  --dim 2|3      dimension (default 2)\n"
+    "  --help         this text\n"
+    "\n"
+    "Exit status: 0 success, 1 library error, 2 bad input or usage.\n";
+
+enum { BP_QUERY_NONE, BP_QUERY_BOX, BP_QUERY_CIRCLE, BP_QUERY_POINT };
+
+// Parses "a,b,c" into up to 6 finite floats; returns the count or -1.
+static int bp_parse_floats(const char *s, float *v) {
+    int k = 0;
+    const char *p = s;
+    for (;;) {
+        if (k == 6) return -1;
+        if (*p == '\0' || *p == ',' || bp_is_sep(*p) || *p == '\n') return -1;
+        char *e;
+        float f = strtof(p, &e);
+        if (e == p || !isfinite(f) || (*e != ',' && *e != '\0')) return -1;
+        v[k++] = f;
+        if (*e == '\0') return k;
+        p = e + 1;
+    }
+}
+
+static int bp_cmd_query(int argc, char **argv) {
+    if (bp_help_asked(argc, argv)) {
+        fputs(bp_usage_query, stdout);
+        return BP_EXIT_OK;
+    }
+    bp_input in;
+    memset(&in, 0, sizeof in);
+    in.dim = 2;
+    bp_method method = BP_METHOD_AUTO;
+    const char *path = NULL, *qtext = NULL, *qname = NULL;
+    int qkind = BP_QUERY_NONE;
+    bool only_files = false;
+    bp_args a = {argc, argv, 2, NULL};
+    for (; a.k < argc; ++a.k) {
+        const char *s = argv[a.k];
+        if (!only_files && strcmp(s, "--") == 0) {
+            only_files = true;
+            continue;
+        }
+        if (!only_files && s[0] == '-' && s[1] != '\0') {
+            const char *v;
+            int kind = BP_QUERY_NONE;
+            const char *name = NULL;
+            if (bp_arg_is(&a, "--method")) {
+                if (!(v = bp_arg_value(&a, "--method")) || !bp_cli_method(v, &method)) return BP_EXIT_USAGE;
+            } else if (bp_arg_is(&a, "--dim")) {
+                if (!(v = bp_arg_value(&a, "--dim")) || !bp_parse_dim(v, &in.dim)) return BP_EXIT_USAGE;
+            } else if (bp_arg_is(&a, "--box")) {
+                kind = BP_QUERY_BOX;
+                name = "--box";
+            } else if (bp_arg_is(&a, "--circle")) {
+                kind = BP_QUERY_CIRCLE;
+                name = "--circle";
+            } else if (bp_arg_is(&a, "--point")) {
+                kind = BP_QUERY_POINT;
+                name = "--point";
+            } else {
+                return bp_unknown_option("query", s);
+            }
+            if (kind != BP_QUERY_NONE) {
+                if (qkind != BP_QUERY_NONE) {
+                    fprintf(stderr, "broadphase query: give one of --box, --circle, --point\n");
+                    return BP_EXIT_USAGE;
+                }
+                if (!(qtext = bp_arg_value(&a, name))) return BP_EXIT_USAGE;
+                qkind = kind;
+                qname = name;
+            }
+            continue;
+        }
+        if (path) {
+            fprintf(stderr, "broadphase query: more than one input file ('%s', '%s')\n", path, s);
+            return BP_EXIT_USAGE;
+        }
+        path = s;
+    }
+    if (qkind == BP_QUERY_NONE) {
+        fprintf(stderr, "broadphase query: one of --box, --circle or --point is needed\n");
+        return BP_EXIT_USAGE;
+    }
+    int dim = in.dim;
+    int want = qkind == BP_QUERY_BOX ? 2 * dim : qkind == BP_QUERY_CIRCLE ? dim + 1 : dim;
+    float q[6];
+    int got = bp_parse_floats(qtext, q);
+    if (got != want) {
+        fprintf(stderr, "broadphase query: %s needs %d finite numbers separated by commas, not '%s'\n", qname, want,
+                qtext);
+        return BP_EXIT_USAGE;
+    }
+    if (qkind == BP_QUERY_BOX) {
+        for (int k = 0; k < dim; ++k) {
+            if (q[k] > q[dim + k]) {
+                fprintf(stderr, "broadphase query: --box has min > max on axis %s\n", bp_axis_names[k]);
+                return BP_EXIT_USAGE;
+            }
+        }
+    }
+    if (qkind == BP_QUERY_CIRCLE && q[dim] < 0.0f) {
+        fprintf(stderr, "broadphase query: --circle has a negative radius\n");
+        return BP_EXIT_USAGE;
+    }
+    int rc = bp_load(path, &in);
+    if (rc != 0) {
+        bp_input_free(&in);
+        return rc;
+    }
+    bp_context *ctx = NULL;
+    bp_pairs pairs;
+    rc = bp_run_pairs(&in, method, false, &ctx, &pairs);
+    bp_input_free(&in);
+    if (rc != 0) return rc;
+    bp_indices hits;
+    bp_status st;
+    if (qkind == BP_QUERY_BOX) st = bp_query_box(ctx, q, q + dim, &hits);
+    else if (qkind == BP_QUERY_CIRCLE) st = bp_query_sphere(ctx, q, q[dim], &hits);
+    else st = bp_query_point(ctx, q, &hits);
+    if (st != BP_OK) {
+        fprintf(stderr, "broadphase query: %s\n", bp_status_string(st));
+        bp_context_destroy(ctx);
+        return BP_EXIT_FAIL;
+    }
+    bp_out out;
+    if (!bp_out_open(&out, stdout)) {
+        fprintf(stderr, "broadphase: out of memory\n");
+        bp_context_destroy(ctx);
+        return BP_EXIT_FAIL;
+    }
+    for (size_t k = 0; k < hits.count; ++k) bp_out_u32(&out, hits.indices[k], '\n');
+    bool ok = bp_out_close(&out);
+    bp_context_destroy(ctx);
+    if (!ok) {
+        fprintf(stderr, "broadphase: error writing the output\n");
+        return BP_EXIT_FAIL;
+    }
+    return BP_EXIT_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// main
+
+static const char bp_usage[] =
+    "usage: broadphase COMMAND [OPTIONS]\n"
+    "\n"
+    "Finds every overlapping pair among many axis-aligned boxes (broad-phase collision detection).\n"
+    "\n"
+    "Commands:\n"
+    "  pairs   print the overlapping pairs of boxes (or circles) read from a file\n"
+    "  query   print the boxes hit by a query box, circle or point\n"
+    "  bench   time the methods on the benchmark scenes (SCENES.md)\n"
+    "\n"
+    "  broadphase COMMAND --help   options of a command\n"
+    "  broadphase --version        the library version\n"
+    "\n"
+    "Exit status: 0 success, 1 library error or failed check, 2 bad input or usage.\n";
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(bp_usage, stderr);
+        return BP_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(bp_usage, stdout);
+        return BP_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("broadphase %s\n", BP_VERSION_STRING);
+        return BP_EXIT_OK;
+    }
+    if (strcmp(cmd, "pairs") == 0) return bp_cmd_pairs(argc, argv);
+    if (strcmp(cmd, "query") == 0) return bp_cmd_query(argc, argv);
+    if (strcmp(cmd, "bench") == 0) return bp_cmd_bench(argc, argv);
+    fprintf(stderr, "broadphase: unknown command '%s' (pairs, query, bench; see 'broadphase --help')\n", cmd);
+    return BP_EXIT_USAGE;
+}
