@@ -32,6 +32,11 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// An 8-wide AVX2 sweep of final groups is compiled alongside and chosen at run time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX2)
+#define RDC_AVX2 1
+#include <immintrin.h>
+#endif
 
 // Groups of at most this many boxes are brute-forced when def.rdc.threshold is 0 (tuned on the
 // SCENES.md scenes, docs/rdc.md).
@@ -48,8 +53,8 @@
 // fraction of its candidates (then it is sorted again along that one).
 #define RDC_AXIS_HYSTERESIS 0.75
 
-// +inf sentinels after each swept array: they end every scan and let 4-wide loads run past.
-#define RDC_PAD 4
+// +inf sentinels after each swept array: they end every scan and let 8-wide loads run past.
+#define RDC_PAD 8
 
 typedef struct rdc_node {
     float lo[3], hi[3];  // bounds of its boxes (as given, not epsilon-adjusted)
@@ -469,10 +474,13 @@ static bp_status rdc_brute(bp_rdc *r, const bp_frame *f, const rdc_node *nd, bp_
     return BP_OK;
 }
 
-// The sweep of a sorted group. `check_lo`: the adjusted intervals may be inverted (epsilon > 0
-// shrinks thin boxes past empty), so min_k <= min_j no longer implies min_k <= max_j.
-static inline bp_status rdc_sweep(const float *BP_RESTRICT soa, size_t m, size_t stride, int d,
-                                  const uint32_t *BP_RESTRICT idx, bool check_lo, bp_sink *sink,
+// The sweep of a sorted group: for box k, every later box j with min0[j] <= max0[k] is a
+// candidate (min0 is sorted; the +inf sentinels end the scan); the other axes decide. `dim` and
+// `check_lo` are constants in each instantiation. `check_lo`: the adjusted intervals may be
+// inverted (epsilon > 0 shrinks thin boxes past empty), so min_k <= min_j no longer implies
+// min_k <= max_j and that test is made too.
+static inline bp_status rdc_sweep(const float *BP_RESTRICT soa, size_t m, size_t stride, const int dim,
+                                  const uint32_t *BP_RESTRICT idx, const bool check_lo, bp_sink *sink,
                                   uint64_t *checks) {
     const float *min0 = soa, *max0 = soa + stride;
     const float *min1 = soa + 2 * stride, *max1 = soa + 3 * stride;
@@ -480,56 +488,120 @@ static inline bp_status rdc_sweep(const float *BP_RESTRICT soa, size_t m, size_t
     uint64_t c = 0;
     for (size_t k = 0; k + 1 < m; ++k) {
         const float lo0 = min0[k], hi0 = max0[k], lo1 = min1[k], hi1 = max1[k];
+        const float lo2 = dim == 3 ? min2[k] : 0.0f, hi2 = dim == 3 ? max2[k] : 0.0f;
         size_t j = k + 1;
 #if defined(__SSE2__)
-        if (d == 2) {
-            const __m128 vhi0 = _mm_set1_ps(hi0), vlo0 = _mm_set1_ps(lo0);
-            const __m128 vlo1 = _mm_set1_ps(lo1), vhi1 = _mm_set1_ps(hi1);
-            for (;;) {
-                __m128 in = _mm_cmple_ps(_mm_loadu_ps(min0 + j), vhi0);
-                int inside = _mm_movemask_ps(in);
-                if (inside == 0) break;
-                __m128 ov = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(min1 + j), vhi1),
-                                       _mm_cmpge_ps(_mm_loadu_ps(max1 + j), vlo1));
-                if (check_lo) ov = _mm_and_ps(ov, _mm_cmpge_ps(_mm_loadu_ps(max0 + j), vlo0));
-                int hits = _mm_movemask_ps(_mm_and_ps(in, ov));
-                while (hits) {
-                    int bit = __builtin_ctz((unsigned)hits);
-                    hits &= hits - 1;
-                    bp_status st = bp_sink_push(sink, idx[k], idx[j + (size_t)bit]);
-                    if (st != BP_OK) return st;
-                }
-                // min0 is sorted: the lanes inside the window are a prefix.
-                if (inside != 15) {
-                    c += (uint64_t)__builtin_popcount((unsigned)inside);
-                    break;
-                }
-                c += 4;
-                j += 4;
+        const __m128 vhi0 = _mm_set1_ps(hi0), vlo0 = _mm_set1_ps(lo0);
+        const __m128 vlo1 = _mm_set1_ps(lo1), vhi1 = _mm_set1_ps(hi1);
+        const __m128 vlo2 = _mm_set1_ps(lo2), vhi2 = _mm_set1_ps(hi2);
+        for (;;) {
+            __m128 in = _mm_cmple_ps(_mm_loadu_ps(min0 + j), vhi0);
+            int inside = _mm_movemask_ps(in);
+            if (inside == 0) break;
+            __m128 ov = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(min1 + j), vhi1),
+                                   _mm_cmpge_ps(_mm_loadu_ps(max1 + j), vlo1));
+            if (dim == 3)
+                ov = _mm_and_ps(ov, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(min2 + j), vhi2),
+                                               _mm_cmpge_ps(_mm_loadu_ps(max2 + j), vlo2)));
+            if (check_lo) ov = _mm_and_ps(ov, _mm_cmpge_ps(_mm_loadu_ps(max0 + j), vlo0));
+            int hits = _mm_movemask_ps(_mm_and_ps(in, ov));
+            while (hits) {
+                int bit = __builtin_ctz((unsigned)hits);
+                hits &= hits - 1;
+                bp_status st = bp_sink_push(sink, idx[k], idx[j + (size_t)bit]);
+                if (st != BP_OK) return st;
             }
-            continue;
+            // min0 is sorted: the lanes inside the window are a prefix.
+            if (inside != 15) {
+                c += (uint64_t)__builtin_ctz((unsigned)inside + 1u);
+                break;
+            }
+            c += 4;
+            j += 4;
+        }
+#else
+        for (; min0[j] <= hi0; ++j, ++c) {
+            if (min1[j] <= hi1 && max1[j] >= lo1 && (dim == 2 || (min2[j] <= hi2 && max2[j] >= lo2)) &&
+                (!check_lo || max0[j] >= lo0)) {
+                bp_status st = bp_sink_push(sink, idx[k], idx[j]);
+                if (st != BP_OK) return st;
+            }
         }
 #endif
-        if (d == 2) {
-            for (; min0[j] <= hi0; ++j, ++c) {
-                if (min1[j] <= hi1 && max1[j] >= lo1 && (!check_lo || max0[j] >= lo0)) {
-                    bp_status st = bp_sink_push(sink, idx[k], idx[j]);
-                    if (st != BP_OK) return st;
-                }
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+#if defined(RDC_AVX2)
+// The same sweep, eight candidates per step, where the CPU has AVX2.
+__attribute__((target("avx2"))) static inline bp_status rdc_sweep_avx2(const float *BP_RESTRICT soa, size_t m,
+                                                                      size_t stride, const int dim,
+                                                                      const uint32_t *BP_RESTRICT idx,
+                                                                      const bool check_lo, bp_sink *sink,
+                                                                      uint64_t *checks) {
+    const float *min0 = soa, *max0 = soa + stride;
+    const float *min1 = soa + 2 * stride, *max1 = soa + 3 * stride;
+    const float *min2 = soa + 4 * stride, *max2 = soa + 5 * stride;
+    uint64_t c = 0;
+    for (size_t k = 0; k + 1 < m; ++k) {
+        const __m256 vhi0 = _mm256_set1_ps(max0[k]), vlo0 = _mm256_set1_ps(min0[k]);
+        const __m256 vlo1 = _mm256_set1_ps(min1[k]), vhi1 = _mm256_set1_ps(max1[k]);
+        const __m256 vlo2 = _mm256_set1_ps(dim == 3 ? min2[k] : 0.0f);
+        const __m256 vhi2 = _mm256_set1_ps(dim == 3 ? max2[k] : 0.0f);
+        const uint32_t ik = idx[k];
+        for (size_t j = k + 1;; j += 8) {
+            __m256 in = _mm256_cmp_ps(_mm256_loadu_ps(min0 + j), vhi0, _CMP_LE_OQ);
+            unsigned inside = (unsigned)_mm256_movemask_ps(in);
+            if (inside == 0) break;
+            __m256 ov = _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(min1 + j), vhi1, _CMP_LE_OQ),
+                                      _mm256_cmp_ps(_mm256_loadu_ps(max1 + j), vlo1, _CMP_GE_OQ));
+            if (dim == 3)
+                ov = _mm256_and_ps(ov, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(min2 + j), vhi2, _CMP_LE_OQ),
+                                                     _mm256_cmp_ps(_mm256_loadu_ps(max2 + j), vlo2, _CMP_GE_OQ)));
+            if (check_lo) ov = _mm256_and_ps(ov, _mm256_cmp_ps(_mm256_loadu_ps(max0 + j), vlo0, _CMP_GE_OQ));
+            unsigned hits = (unsigned)_mm256_movemask_ps(_mm256_and_ps(in, ov));
+            while (hits) {
+                unsigned bit = (unsigned)__builtin_ctz(hits);
+                hits &= hits - 1;
+                bp_status st = bp_sink_push(sink, ik, idx[j + bit]);
+                if (st != BP_OK) return st;
             }
-        } else {
-            const float lo2 = min2[k], hi2 = max2[k];
-            for (; min0[j] <= hi0; ++j, ++c) {
-                if (min1[j] <= hi1 && max1[j] >= lo1 && min2[j] <= hi2 && max2[j] >= lo2 &&
-                    (!check_lo || max0[j] >= lo0)) {
-                    bp_status st = bp_sink_push(sink, idx[k], idx[j]);
-                    if (st != BP_OK) return st;
-                }
+            if (inside != 0xffu) {
+                c += (uint64_t)__builtin_ctz(inside + 1u);
+                break;
             }
+            c += 8;
         }
     }
     *checks += c;
     return BP_OK;
+}
+
+static bool rdc_has_avx2(void) {
+    static int cached = -1;  // benign race: every thread computes the same value
+    if (cached < 0) cached = __builtin_cpu_supports("avx2") ? 1 : 0;
+    return cached == 1;
+}
+#endif
+
+// One instantiation per (dim, check_lo), so the constants fold.
+static bp_status rdc_sweep_any(const float *soa, size_t m, size_t stride, int dim, const uint32_t *idx,
+                               bool check_lo, bp_sink *sink, uint64_t *checks) {
+#if defined(RDC_AVX2)
+    if (rdc_has_avx2()) {
+        if (dim == 2)
+            return check_lo ? rdc_sweep_avx2(soa, m, stride, 2, idx, true, sink, checks)
+                            : rdc_sweep_avx2(soa, m, stride, 2, idx, false, sink, checks);
+        return check_lo ? rdc_sweep_avx2(soa, m, stride, 3, idx, true, sink, checks)
+                        : rdc_sweep_avx2(soa, m, stride, 3, idx, false, sink, checks);
+    }
+#endif
+    if (dim == 2)
+        return check_lo ? rdc_sweep(soa, m, stride, 2, idx, true, sink, checks)
+                        : rdc_sweep(soa, m, stride, 2, idx, false, sink, checks);
+    return check_lo ? rdc_sweep(soa, m, stride, 3, idx, true, sink, checks)
+                    : rdc_sweep(soa, m, stride, 3, idx, false, sink, checks);
 }
 
 // Sweeps a final group along the axis its range is sorted on: the structure-of-arrays copy is
@@ -553,8 +625,7 @@ static bp_status rdc_sweep_group(bp_rdc *r, const bp_frame *f, const rdc_node *n
     }
     for (size_t x = 0; x < stride; ++x)
         for (size_t p = m; p < st; ++p) soa[x * st + p] = INFINITY;
-    if (r->eps > 0.0f) return rdc_sweep(soa, m, st, d, idx, true, sink, checks);
-    return rdc_sweep(soa, m, st, d, idx, false, sink, checks);
+    return rdc_sweep_any(soa, m, st, d, idx, r->eps > 0.0f, sink, checks);
 }
 
 static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
