@@ -46,8 +46,10 @@
 // histograms cost more than the sort itself.
 #define RDC_RADIX_MIN 192
 
-// The coherent insertion sort gives up past this many element moves per box (as sweep.c).
+// The coherent insertion sort gives up past this many element moves per box (as sweep.c), and
+// then rests this many frames on that axis.
 #define RDC_INSERTION_BUDGET 6
+#define RDC_INSERTION_REST 8
 
 // A final group is swept along its sorted axis unless another axis promises at most this
 // fraction of its candidates (then it is sorted again along that one).
@@ -95,6 +97,7 @@ typedef struct bp_rdc {
     uint32_t *root_perm[3];  // last frame's top-level order along each axis (coherence)
     size_t root_perm_cap[3];
     bool root_valid[3];
+    unsigned root_rest[3];   // frames the coherent insertion sort still skips, per axis
     size_t root_n;
     rdc_node *nodes;
     size_t nodes_cap, node_count;
@@ -136,7 +139,10 @@ static void rdc_destroy(bp_algorithm *m) {
 
 static void rdc_reset(bp_algorithm *m) {
     bp_rdc *r = (bp_rdc *)m;
-    for (int a = 0; a < 3; ++a) r->root_valid[a] = false;
+    for (int a = 0; a < 3; ++a) {
+        r->root_valid[a] = false;
+        r->root_rest[a] = 0;
+    }
     r->root_n = 0;
     r->node_count = 0;
     r->n = 0;
@@ -240,13 +246,12 @@ static bool rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, 
         const float *box = src + r->order[k] * stride;
         const float x0 = box[a], x1 = box[d + a];
         if (!(x0 <= x1)) continue;  // shrunk past empty by epsilon: covers nothing
-        double t0 = ((double)x0 - (double)lo) * scale, t1 = ((double)x1 - (double)lo) * scale;
-        size_t first = x0 == lo ? 0 : (size_t)t0 + 2;
-        size_t last;  // one past the last bucket covered
-        if (x1 == hi) last = nb;
-        else if (t1 < 2.0) continue;
-        else last = (size_t)t1 - 1;
-        if (last > nb) last = nb;
+        // t in [0, nb] up to rounding: signed conversions are exact and branch-free.
+        const double t0 = ((double)x0 - (double)lo) * scale, t1 = ((double)x1 - (double)lo) * scale;
+        int64_t first = (int64_t)t0 + 2, last = (int64_t)t1 - 1;  // last: one past the last covered
+        if (x0 == lo) first = 0;
+        if (x1 == hi) last = (int64_t)nb;
+        if (last > (int64_t)nb) last = (int64_t)nb;
         if (first >= last) continue;
         cover[first]++;
         cover[last]--;
@@ -264,14 +269,22 @@ static bool rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, 
 static void rdc_sort(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, bool root) {
     const size_t m = e - b;
     bool coherent = false;
-    if (root) {
-        coherent = r->root_valid[a];
+    if (root && r->root_valid[a]) {
+        // After a failed try the insertion sort rests a few frames: in a scene where too much
+        // moves each frame it would only waste its budget before the radix sort anyway.
+        if (r->root_rest[a]) r->root_rest[a]--;
+        else coherent = true;
         if (coherent) memcpy(r->order, r->root_perm[a], m * sizeof *r->order);
     }
     rdc_gather_keys(r, f, b, e, a);
     uint32_t *keys = r->keys + b, *vals = r->order + b;
-    if (coherent && rdc_insertion_sort(keys, vals, m, RDC_INSERTION_BUDGET * m)) {
-        // done: few boxes moved out of order since last frame
+    bool done = false;
+    if (coherent) {
+        done = rdc_insertion_sort(keys, vals, m, RDC_INSERTION_BUDGET * m);
+        if (!done) r->root_rest[a] = RDC_INSERTION_REST;
+    }
+    if (done) {
+        // few boxes moved out of order since last frame
     } else if (m < RDC_RADIX_MIN) {
         rdc_insertion_sort(keys, vals, m, 0);
     } else {
