@@ -228,17 +228,19 @@ static void rdc_group_stats(const bp_rdc *r, const bp_frame *f, size_t b, size_t
 // ends so that rounding in the bucket arithmetic can only lose coverage, never invent it (the
 // ends of the range itself are exact: an interval starting at lo covers from bucket 0). A false
 // "maybe a gap" only costs the sort it would have cost anyway.
-static bool rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, float lo, float hi,
-                       double mean_size) {
+static bp_status rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, float lo, float hi,
+                            double mean_size, bool *proven) {
     const int d = f->dim;
     const size_t stride = (size_t)(2 * d);
     const size_t m = e - b;
     const double extent = (double)hi - (double)lo;
-    if (!(extent > 0.0)) return true;  // every interval is the same point: all touch
+    *proven = !(extent > 0.0);  // every interval is the same point: all touch
+    if (*proven) return BP_OK;
     // Buckets of about an eighth of the mean interval: a typical interval covers a few whole.
     double want = 8.0 * extent / (mean_size > 0.0 ? mean_size : extent);
     size_t nb = want < 1.0 ? 1 : (want > (double)(2 * m) ? 2 * m : (size_t)want);
     const double scale = (double)nb / extent;
+    BP_RESERVE_DISCARD(r->base.ctx, r->cover, r->cover_cap, nb + 1);
     int32_t *cover = r->cover;
     memset(cover, 0, (nb + 1) * sizeof *cover);
     const float *src = r->src;
@@ -259,9 +261,10 @@ static bool rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, 
     int32_t run = 0;
     for (size_t k = 0; k < nb; ++k) {
         run += cover[k];
-        if (run <= 0) return false;
+        if (run <= 0) return BP_OK;
     }
-    return true;
+    *proven = true;
+    return BP_OK;
 }
 
 // Sorts order[b .. e) by min along axis a (keys included). The whole set (the root) starts from
@@ -326,32 +329,52 @@ static double rdc_axis_cost(const rdc_stats *st, int x) {
     return st->size_sum[x] / extent;
 }
 
-// Cuts group `t` along its axis. Appends the children (contiguous nodes, in sorted order) and
-// pushes those of more than one box; returns how many children (0 when no cut: one run).
-static size_t rdc_cut(bp_rdc *r, const bp_frame *f, uint32_t node, int a, size_t *ntask) {
-    const int d = f->dim;
-    const size_t stride = (size_t)(2 * d);
+// Counts the runs of order[b .. e) (sorted along axis a): a new run starts at each box whose
+// min lies strictly past the max of everything before it (touching stays together: closed rule).
+static size_t rdc_count_runs(const bp_rdc *r, const bp_frame *f, uint32_t b, uint32_t e, int a) {
+    const size_t stride = (size_t)(2 * f->dim), hi_at = (size_t)(f->dim + a);
     const float *src = r->src;
     const uint32_t *order = r->order, *keys = r->keys;
+    float run = src[order[b] * stride + hi_at];
+    size_t runs = 1;
+    for (uint32_t k = b + 1; k < e; ++k) {
+        float lo = bp_key_float(keys[k]);
+        float hi = src[order[k] * stride + hi_at];
+        runs += lo > run;
+        run = lo > run ? hi : (hi > run ? hi : run);
+    }
+    return runs;
+}
+
+// Cuts group `node` along axis a (its range sorted along a): appends its runs as children
+// (contiguous nodes, in sorted order) and pushes those of more than one box as tasks. Nodes and
+// tasks grow here, by what this cut needs. *children: 0 when nothing was cut (one run).
+static bp_status rdc_cut(bp_rdc *r, const bp_frame *f, uint32_t node, int a, size_t *ntask, size_t *children) {
+    const int d = f->dim;
+    const size_t stride = (size_t)(2 * d), hi_at = (size_t)(d + a);
     const uint32_t b = r->nodes[node].begin, e = r->nodes[node].end;
+    *children = 0;
+    const size_t runs = rdc_count_runs(r, f, b, e, a);
+    if (runs < 2) return BP_OK;
+    BP_RESERVE(r->base.ctx, r->nodes, r->nodes_cap, r->node_count + runs);
+    BP_RESERVE(r->base.ctx, r->tasks, r->tasks_cap, *ntask + runs);
+    const float *src = r->src;
+    const uint32_t *order = r->order, *keys = r->keys;
     const uint32_t depth = r->nodes[node].depth + 1;
     const int next = a + 1 == d ? 0 : a + 1;
     const size_t first = r->node_count;
     size_t count = first;
-    float run = src[order[b] * stride + (size_t)(d + a)];
+    float run = src[order[b] * stride + hi_at];
     uint32_t start = b;
     for (uint32_t k = b + 1; k <= e; ++k) {
         if (k < e) {
             float lo = bp_key_float(keys[k]);
-            float hi = src[order[k] * stride + (size_t)(d + a)];
-            // Strictly greater: a box that starts where the run ends touches it (closed rule).
+            float hi = src[order[k] * stride + hi_at];
             if (!(lo > run)) {
                 run = hi > run ? hi : run;
                 continue;
             }
-            run = hi;  // a cut: [start, k) becomes a child below
-        } else if (start == b) {
-            return 0;  // one run: nothing cut
+            run = hi;  // a cut: [start, k) becomes a child
         }
         rdc_node *c = &r->nodes[count++];
         c->begin = start;
@@ -375,16 +398,19 @@ static size_t rdc_cut(bp_rdc *r, const bp_frame *f, uint32_t node, int a, size_t
     r->nodes[node].first = (uint32_t)first;
     r->nodes[node].count = (uint32_t)(count - first);
     r->nodes[node].axis = a;
-    return count - first;
+    *children = count - first;
+    return BP_OK;
 }
 
-static void rdc_cluster(bp_rdc *r, const bp_frame *f) {
+static bp_status rdc_cluster(bp_rdc *r, const bp_frame *f) {
     const uint32_t thr = rdc_threshold(r);
     const int d = f->dim;
     const size_t n = f->n;
     const float eps = r->eps;
     r->node_count = 0;
-    if (n == 0) return;
+    if (n == 0) return BP_OK;
+    BP_RESERVE(r->base.ctx, r->nodes, r->nodes_cap, 1);
+    BP_RESERVE(r->base.ctx, r->tasks, r->tasks_cap, 1);
     for (size_t k = 0; k < n; ++k) r->order[k] = (uint32_t)k;
     rdc_node *root = &r->nodes[r->node_count++];
     root->begin = 0;
@@ -428,10 +454,18 @@ static void rdc_cluster(bp_rdc *r, const bp_frame *f) {
             const bool dense = !(extent > 0.0) || st.size_sum[a] > log_m * extent;
             const float alo = eps != 0.0f ? rdc_clamp(st.lo[a] + eps) : st.lo[a];
             const float ahi = eps != 0.0f ? rdc_clamp(st.hi[a] - eps) : st.hi[a];
-            if (!(dense && rdc_no_gap(r, f, b, e, a, alo, ahi, mean_size))) {
+            bool no_gap = false;
+            if (dense) {
+                bp_status s = rdc_no_gap(r, f, b, e, a, alo, ahi, mean_size, &no_gap);
+                if (s != BP_OK) return s;
+            }
+            if (!no_gap) {
                 rdc_sort(r, f, b, e, a, is_root);
                 sorted = a;
-                if (rdc_cut(r, f, t.node, a, &ntask)) break;
+                size_t children = 0;
+                bp_status s = rdc_cut(r, f, t.node, a, &ntask, &children);
+                if (s != BP_OK) return s;
+                if (children) break;
             }
             if (++fails < d) {
                 a = a + 1 == d ? 0 : a + 1;
@@ -454,6 +488,7 @@ static void rdc_cluster(bp_rdc *r, const bp_frame *f) {
             break;
         }
     }
+    return BP_OK;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -642,6 +677,12 @@ static bp_status rdc_sweep_group(bp_rdc *r, const bp_frame *f, const rdc_node *n
 }
 
 static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
+    size_t largest = 0;
+    for (size_t i = 0; i < r->node_count; ++i) {
+        const rdc_node *nd = &r->nodes[i];
+        if (!nd->count && nd->end - nd->begin > largest) largest = nd->end - nd->begin;
+    }
+    BP_RESERVE_DISCARD(r->base.ctx, r->soa, r->soa_cap, (largest + RDC_PAD) * (size_t)(2 * f->dim));
     for (size_t i = 0; i < r->node_count; ++i) {
         const rdc_node *nd = &r->nodes[i];
         if (nd->count || nd->end - nd->begin < 2) continue;
@@ -657,17 +698,15 @@ static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sin
     const size_t n = f->n;
     const int d = f->dim;
     const float eps = bp_context_def_of(ctx)->rdc.epsilon;
-    // Everything the frame needs, reserved before any persistent state changes: a failure
-    // leaves last frame's coherent orders intact.
+    // The per-box arrays, reserved before any persistent state changes: a failure leaves last
+    // frame's coherent orders intact. Nodes, tasks and the no-gap buckets grow as the clustering
+    // needs them (a dense scene has a handful of groups, a sparse one up to 2n nodes); the
+    // structure-of-arrays copy is the size of the largest final group.
     BP_RESERVE_DISCARD(ctx, r->order, r->order_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, r->keys, r->keys_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, r->tmp_keys, r->tmp_keys_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, r->tmp_vals, r->tmp_vals_cap, n + 1);
     for (int a = 0; a < d; ++a) BP_RESERVE(ctx, r->root_perm[a], r->root_perm_cap[a], n + 1);
-    BP_RESERVE_DISCARD(ctx, r->nodes, r->nodes_cap, 2 * n + 1);  // internal nodes < leaves <= n
-    BP_RESERVE_DISCARD(ctx, r->tasks, r->tasks_cap, 2 * n + 1);  // one task per node at most
-    BP_RESERVE_DISCARD(ctx, r->soa, r->soa_cap, (n + RDC_PAD) * (size_t)(2 * d));
-    BP_RESERVE_DISCARD(ctx, r->cover, r->cover_cap, 2 * n + 2);
     if (eps != 0.0f) BP_RESERVE_DISCARD(ctx, r->adj, r->adj_cap, n * (size_t)(2 * d) + 1);
 
     r->dim = d;
@@ -690,7 +729,8 @@ static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sin
     // axis not sorted in between would otherwise keep an order of an older n).
     if (r->root_n != n)
         for (int a = 0; a < 3; ++a) r->root_valid[a] = false;
-    rdc_cluster(r, f);
+    bp_status st = rdc_cluster(r, f);
+    if (st != BP_OK) return st;
     r->n = n;
     r->root_n = n;
     return rdc_pairs(r, f, sink, checks);
