@@ -68,19 +68,20 @@ typedef struct rdc_node {
     float size_max;      // sorted leaf: largest extent along axis (query window)
 } rdc_node;
 
-typedef struct rdc_task {
-    uint32_t node;
-    int axis;   // the next axis to cut along
-    int fails;  // axes in a row known not to cut this set
-} rdc_task;
-
-// What the first read of a group gathers: its bounds and, per axis, extents for choosing the
-// final sweep axis.
+// A group's statistics: its bounds and, per axis, its extents (for the no-gap test's buckets
+// and the final sweep axis).
 typedef struct rdc_stats {
     float lo[3], hi[3];
     float size_max[3];
     double size_sum[3];
 } rdc_stats;
+
+typedef struct rdc_task {
+    uint32_t node;
+    int axis;       // the next axis to cut along
+    int fails;      // axes in a row known not to cut this set
+    rdc_stats st;   // gathered by the cut that made the group (no extra pass over its boxes)
+} rdc_task;
 
 typedef struct bp_rdc {
     bp_algorithm base;
@@ -192,36 +193,6 @@ static void rdc_gather_keys(bp_rdc *r, const bp_frame *f, size_t b, size_t e, in
     for (size_t k = b; k < e; ++k) keys[k] = bp_float_key(src[order[k] * stride + (size_t)a]);
 }
 
-// The statistics of a group, from its boxes as given (the root's come with the frame).
-static void rdc_group_stats(const bp_rdc *r, const bp_frame *f, size_t b, size_t e, rdc_stats *st) {
-    const int d = f->dim;
-    float lo[3], hi[3], smax[3];
-    double ssum[3];
-    for (int x = 0; x < d; ++x) {
-        lo[x] = FLT_MAX;
-        hi[x] = -FLT_MAX;
-        smax[x] = 0.0f;
-        ssum[x] = 0.0;
-    }
-    for (size_t k = b; k < e; ++k) {
-        const float *box = bp_frame_box(f, r->order[k]);
-        for (int x = 0; x < d; ++x) {
-            float mn = box[x], mx = box[d + x];
-            lo[x] = mn < lo[x] ? mn : lo[x];
-            hi[x] = mx > hi[x] ? mx : hi[x];
-            float s = mx - mn;
-            smax[x] = s > smax[x] ? s : smax[x];
-            ssum[x] += (double)mx - (double)mn;
-        }
-    }
-    for (int x = 0; x < d; ++x) {
-        st->lo[x] = lo[x];
-        st->hi[x] = hi[x];
-        st->size_max[x] = smax[x];
-        st->size_sum[x] = ssum[x];
-    }
-}
-
 // Whether the intervals of order[b .. e) along axis a provably leave no gap in [lo, hi] (their
 // adjusted extremes): then no cut exists and the sort can be skipped. Buckets over [lo, hi]
 // are marked when some interval covers them whole, with a margin of two buckets at interval
@@ -242,26 +213,34 @@ static bp_status rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, in
     const double scale = (double)nb / extent;
     BP_RESERVE_DISCARD(r->base.ctx, r->cover, r->cover_cap, nb + 1);
     int32_t *cover = r->cover;
-    memset(cover, 0, (nb + 1) * sizeof *cover);
     const float *src = r->src;
-    for (size_t k = b; k < e; ++k) {
-        const float *box = src + r->order[k] * stride;
-        const float x0 = box[a], x1 = box[d + a];
-        if (!(x0 <= x1)) continue;  // shrunk past empty by epsilon: covers nothing
-        // t in [0, nb] up to rounding: signed conversions are exact and branch-free.
-        const double t0 = ((double)x0 - (double)lo) * scale, t1 = ((double)x1 - (double)lo) * scale;
-        int64_t first = (int64_t)t0 + 2, last = (int64_t)t1 - 1;  // last: one past the last covered
-        if (x0 == lo) first = 0;
-        if (x1 == hi) last = (int64_t)nb;
-        if (last > (int64_t)nb) last = (int64_t)nb;
-        if (first >= last) continue;
-        cover[first]++;
-        cover[last]--;
-    }
-    int32_t run = 0;
-    for (size_t k = 0; k < nb; ++k) {
-        run += cover[k];
-        if (run <= 0) return BP_OK;
+    // First every step-th interval, the inner buckets only (the extremes may be skipped): where
+    // that sample leaves a hole, a gap is likely and the full pass is not worth it. The step
+    // keeps the sample's own coverage (sizes over extent) at 16 or more.
+    const size_t step = (size_t)fmin(8.0, fmax(1.0, mean_size * (double)m / extent / 16.0));
+    for (size_t pass = step > 1 ? 0 : 1; pass < 2; ++pass) {
+        const size_t inc = pass ? 1 : step;
+        memset(cover, 0, (nb + 1) * sizeof *cover);
+        for (size_t k = b; k < e; k += inc) {
+            const float *box = src + r->order[k] * stride;
+            const float x0 = box[a], x1 = box[d + a];
+            if (!(x0 <= x1)) continue;  // shrunk past empty by epsilon: covers nothing
+            // t in [0, nb] up to rounding: signed conversions are exact and branch-free.
+            const double t0 = ((double)x0 - (double)lo) * scale, t1 = ((double)x1 - (double)lo) * scale;
+            int64_t first = (int64_t)t0 + 2, last = (int64_t)t1 - 1;  // last: one past the last covered
+            if (x0 == lo) first = 0;
+            if (x1 == hi) last = (int64_t)nb;
+            if (last > (int64_t)nb) last = (int64_t)nb;
+            if (first >= last) continue;
+            cover[first]++;
+            cover[last]--;
+        }
+        const size_t from = pass ? 0 : 2, to = pass ? nb : (nb > 2 ? nb - 2 : 0);
+        int32_t run = 0;
+        for (size_t k = 0; k < to; ++k) {
+            run += cover[k];
+            if (run <= 0 && k >= from) return BP_OK;
+        }
     }
     *proven = true;
     return BP_OK;
@@ -303,30 +282,29 @@ static void rdc_sort(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, bo
 // ---------------------------------------------------------------------------------------------
 // The clustering (phase 1)
 
-static void rdc_box_bounds(rdc_node *nd, const float *box, int d) {
-    for (int x = 0; x < d; ++x) {
-        nd->lo[x] = box[x];
-        nd->hi[x] = box[d + x];
-    }
-}
-
-static void rdc_leaf_bounds(const bp_rdc *r, const bp_frame *f, rdc_node *nd) {
-    const int d = f->dim;
-    rdc_box_bounds(nd, bp_frame_box(f, r->order[nd->begin]), d);
-    for (uint32_t k = nd->begin + 1; k < nd->end; ++k) {
-        const float *box = bp_frame_box(f, r->order[k]);
-        for (int x = 0; x < d; ++x) {
-            nd->lo[x] = box[x] < nd->lo[x] ? box[x] : nd->lo[x];
-            nd->hi[x] = box[d + x] > nd->hi[x] ? box[d + x] : nd->hi[x];
-        }
-    }
-}
-
 // Expected candidates per box when sweeping a group along axis x, up to a common factor.
 static double rdc_axis_cost(const rdc_stats *st, int x) {
     double extent = (double)st->hi[x] - (double)st->lo[x];
     if (!(extent > 0.0)) return INFINITY;
     return st->size_sum[x] / extent;
+}
+
+// Adds a box to running statistics (`first`: start them over from this box).
+static inline void rdc_stats_add(rdc_stats *st, const float *box, int d, bool first) {
+    for (int x = 0; x < d; ++x) {
+        const float mn = box[x], mx = box[d + x], s = mx - mn;
+        if (first) {
+            st->lo[x] = mn;
+            st->hi[x] = mx;
+            st->size_max[x] = s;
+            st->size_sum[x] = (double)mx - (double)mn;
+            continue;
+        }
+        st->lo[x] = mn < st->lo[x] ? mn : st->lo[x];
+        st->hi[x] = mx > st->hi[x] ? mx : st->hi[x];
+        st->size_max[x] = s > st->size_max[x] ? s : st->size_max[x];
+        st->size_sum[x] += (double)mx - (double)mn;
+    }
 }
 
 // Counts the runs of order[b .. e) (sorted along axis a): a new run starts at each box whose
@@ -366,12 +344,16 @@ static bp_status rdc_cut(bp_rdc *r, const bp_frame *f, uint32_t node, int a, siz
     size_t count = first;
     float run = src[order[b] * stride + hi_at];
     uint32_t start = b;
+    rdc_stats st;
+    memset(&st, 0, sizeof st);  // the axes past dim stay defined
+    rdc_stats_add(&st, bp_frame_box(f, order[b]), d, true);
     for (uint32_t k = b + 1; k <= e; ++k) {
         if (k < e) {
             float lo = bp_key_float(keys[k]);
             float hi = src[order[k] * stride + hi_at];
             if (!(lo > run)) {
                 run = hi > run ? hi : run;
+                rdc_stats_add(&st, bp_frame_box(f, order[k]), d, false);
                 continue;
             }
             run = hi;  // a cut: [start, k) becomes a child
@@ -384,14 +366,18 @@ static bp_status rdc_cut(bp_rdc *r, const bp_frame *f, uint32_t node, int a, siz
         c->depth = depth;
         c->axis = -1;
         c->size_max = 0.0f;
-        if (k - start == 1) {
-            rdc_box_bounds(c, bp_frame_box(f, order[start]), d);
-        } else {
+        for (int x = 0; x < d; ++x) {
+            c->lo[x] = st.lo[x];
+            c->hi[x] = st.hi[x];
+        }
+        if (k - start > 1) {
             rdc_task *t = &r->tasks[(*ntask)++];
             t->node = (uint32_t)(count - 1);
             t->axis = next;
             t->fails = 1;  // a run along a: cutting along a again gives itself
+            t->st = st;
         }
+        if (k < e) rdc_stats_add(&st, bp_frame_box(f, order[k]), d, true);
         start = k;
     }
     r->node_count = count;
@@ -418,32 +404,26 @@ static bp_status rdc_cluster(bp_rdc *r, const bp_frame *f) {
     root->first = root->count = root->depth = 0;
     root->axis = -1;
     root->size_max = 0.0f;
+    // The root's statistics come with the frame; every other group's from the cut that made it.
     size_t ntask = 0;
-    r->tasks[ntask++] = (rdc_task){.node = 0, .axis = 0, .fails = 0};
+    rdc_task *rt = &r->tasks[ntask++];
+    memset(rt, 0, sizeof *rt);
+    rt->node = 0;
+    rt->axis = 0;
+    rt->fails = 0;
+    for (int x = 0; x < d; ++x) {
+        root->lo[x] = rt->st.lo[x] = f->lo[x];
+        root->hi[x] = rt->st.hi[x] = f->hi[x];
+        rt->st.size_max[x] = f->size_max[x];
+        rt->st.size_sum[x] = f->size_sum[x];
+    }
     while (ntask) {
-        rdc_task t = r->tasks[--ntask];
+        const rdc_task t = r->tasks[--ntask];
+        const rdc_stats st = t.st;
         rdc_node *nd = &r->nodes[t.node];
         const uint32_t b = nd->begin, e = nd->end, m = e - b;
         const bool is_root = t.node == 0;
-        if (m <= thr) {
-            rdc_leaf_bounds(r, f, nd);
-            continue;
-        }
-        rdc_stats st;
-        if (is_root) {
-            for (int x = 0; x < d; ++x) {
-                st.lo[x] = f->lo[x];
-                st.hi[x] = f->hi[x];
-                st.size_max[x] = f->size_max[x];
-                st.size_sum[x] = f->size_sum[x];
-            }
-        } else {
-            rdc_group_stats(r, f, b, e, &st);
-        }
-        for (int x = 0; x < d; ++x) {
-            nd->lo[x] = st.lo[x];
-            nd->hi[x] = st.hi[x];
-        }
+        if (m <= thr) continue;  // a small final group: brute-forced unsorted
         // Expected gaps along an axis are about m exp(-coverage) for random intervals: only
         // where that is small is the exact no-gap test worth its pass.
         const double log_m = log((double)m);
