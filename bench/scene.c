@@ -1,0 +1,218 @@
+// The scenes of SCENES.md, draw for draw. Built with -ffp-contract=off (bp_warnings) so that
+// no multiply-add is fused: the check values depend on plain IEEE double arithmetic.
+#include "scene.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const bp_scene_names[BP_SCENE_COUNT] = {
+    [BP_SCENE_UNIFORM] = "uniform", [BP_SCENE_CLUSTERED] = "clustered", [BP_SCENE_MIXED] = "mixed",
+    [BP_SCENE_LINE] = "line",       [BP_SCENE_SEED] = "seed",
+};
+
+// pi to double precision, spelled out: M_PI is not C17.
+#define BP_PI 3.14159265358979323846
+
+const char *bp_scene_name(bp_scene_kind kind) {
+    if ((int)kind < 0 || kind >= BP_SCENE_COUNT) return NULL;
+    return bp_scene_names[kind];
+}
+
+int bp_scene_from_name(const char *name, bp_scene_kind *kind) {
+    if (!name || !kind) return -1;
+    for (int k = 0; k < BP_SCENE_COUNT; ++k) {
+        if (strcmp(name, bp_scene_names[k]) == 0) {
+            *kind = (bp_scene_kind)k;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+uint64_t bp_scene_next(uint64_t *state) {
+    *state += 0x9E3779B97F4A7C15u;
+    uint64_t z = *state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+double bp_scene_u01(uint64_t *state) {
+    // 53 random bits times 2^-53: exact, in [0, 1).
+    return (double)(bp_scene_next(state) >> 11) * 0x1p-53;
+}
+
+double bp_scene_uniform(uint64_t *state, double a, double b) {
+    return a + (b - a) * bp_scene_u01(state);
+}
+
+double bp_scene_gauss(uint64_t *state) {
+    double u1 = bp_scene_u01(state);
+    if (u1 == 0.0) u1 = 0x1p-53; // log(0) would be -inf
+    double u2 = bp_scene_u01(state);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * BP_PI * u2);
+}
+
+int bp_scene_init(bp_scene *s, const char *name, size_t n, int dim, uint64_t seed) {
+    bp_scene_kind kind;
+    if (!s) return -1;
+    memset(s, 0, sizeof *s);
+    if (bp_scene_from_name(name, &kind) != 0) return -1;
+    return bp_scene_init_kind(s, kind, n, dim, seed);
+}
+
+static double bp_clamp(double x, double lo, double hi) {
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint64_t seed) {
+    if (!s) return -1;
+    memset(s, 0, sizeof *s);
+    if ((int)kind < 0 || kind >= BP_SCENE_COUNT) return -1;
+    if (dim != 2 && dim != 3) return -1;
+    if (n == 0 || n > BP_MAX_BOXES) return -1;
+    size_t d = (size_t)dim;
+    double *p = malloc(n * d * sizeof *p);
+    double *v = malloc(n * d * sizeof *v);
+    double *r = malloc(n * sizeof *r);
+    if (!p || !v || !r) {
+        free(p);
+        free(v);
+        free(r);
+        return -1;
+    }
+    s->kind = kind;
+    s->dim = dim;
+    s->n = n;
+    s->seed = seed;
+    s->p = p;
+    s->v = v;
+    s->r = r;
+
+    // W: r = 1 objects cover 5% of the world (the seed scene has its fixed 300x300 stage).
+    double nd = (double)n;
+    double w;
+    if (kind == BP_SCENE_SEED) w = 300.0;
+    else if (dim == 2) w = sqrt(nd * BP_PI / 0.05);
+    else w = cbrt(nd * (4.0 / 3.0) * BP_PI / 0.05);
+    s->world = w;
+
+    uint64_t st = seed;
+    double centre[16][3];
+    if (kind == BP_SCENE_CLUSTERED) {
+        for (int k = 0; k < 16; ++k)
+            for (int a = 0; a < dim; ++a) centre[k][a] = bp_scene_uniform(&st, w / 8.0, 7.0 * w / 8.0);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        double *pi = p + i * d, *vi = v + i * d;
+        switch (kind) {
+        case BP_SCENE_UNIFORM:
+            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, 1.0, w - 1.0);
+            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
+            r[i] = 1.0;
+            break;
+        case BP_SCENE_CLUSTERED: {
+            double f = floor(bp_scene_u01(&st) * 16.0);
+            int k = f > 15.0 ? 15 : (int)f;
+            for (size_t a = 0; a < d; ++a)
+                pi[a] = bp_clamp(centre[k][a] + bp_scene_gauss(&st) * w / 40.0, 1.0, w - 1.0);
+            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
+            r[i] = 1.0;
+            break;
+        }
+        case BP_SCENE_MIXED: {
+            double u = bp_scene_u01(&st);
+            double ri = 1.0;
+            if (u < 0.01) ri = exp(bp_scene_uniform(&st, log(0.5), log(25.0)));
+            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, ri, w - ri);
+            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
+            r[i] = ri;
+            break;
+        }
+        case BP_SCENE_LINE:
+            pi[0] = w / 2.0;
+            for (size_t a = 1; a < d; ++a) pi[a] = bp_scene_uniform(&st, 1.0, w - 1.0);
+            vi[0] = 0.0;
+            for (size_t a = 1; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
+            r[i] = 1.0;
+            break;
+        case BP_SCENE_SEED:
+            for (size_t a = 0; a < d; ++a) pi[a] = floor(bp_scene_u01(&st) * w / 2.0) + w / 4.0;
+            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -2.0, 2.0);
+            r[i] = 5.0;
+            break;
+        case BP_SCENE_COUNT:
+            break;
+        }
+    }
+    s->rng = st;
+    return 0;
+}
+
+void bp_scene_step(bp_scene *s) {
+    size_t d = (size_t)s->dim;
+    double w = s->world;
+    for (size_t i = 0; i < s->n; ++i) {
+        double *pi = s->p + i * d, *vi = s->v + i * d;
+        double r = s->r[i];
+        for (size_t a = 0; a < d; ++a) {
+            pi[a] += vi[a];
+            if (pi[a] - r < 0.0) {
+                pi[a] = r;
+                vi[a] = -vi[a];
+            }
+            if (pi[a] + r > w) {
+                pi[a] = w - r;
+                vi[a] = -vi[a];
+            }
+        }
+    }
+    s->frame++;
+}
+
+// One bound: computed in double, rounded to the nearest float (the default rounding mode).
+static float bp_lo(const bp_scene *s, size_t i, size_t a) {
+    return (float)(s->p[i * (size_t)s->dim + a] - s->r[i]);
+}
+
+static float bp_hi(const bp_scene *s, size_t i, size_t a) {
+    return (float)(s->p[i * (size_t)s->dim + a] + s->r[i]);
+}
+
+void bp_scene_boxes(const bp_scene *s, float *out) {
+    size_t d = (size_t)s->dim;
+    for (size_t i = 0; i < s->n; ++i) {
+        float *o = out + i * 2 * d;
+        for (size_t a = 0; a < d; ++a) {
+            o[a] = bp_lo(s, i, a);
+            o[d + a] = bp_hi(s, i, a);
+        }
+    }
+}
+
+void bp_scene_boxes2(const bp_scene *s, bp_box2 *out) {
+    for (size_t i = 0; i < s->n; ++i) {
+        for (size_t a = 0; a < 2; ++a) {
+            out[i].min[a] = bp_lo(s, i, a);
+            out[i].max[a] = bp_hi(s, i, a);
+        }
+    }
+}
+
+void bp_scene_boxes3(const bp_scene *s, bp_box3 *out) {
+    for (size_t i = 0; i < s->n; ++i) {
+        for (size_t a = 0; a < 3; ++a) {
+            out[i].min[a] = bp_lo(s, i, a);
+            out[i].max[a] = bp_hi(s, i, a);
+        }
+    }
+}
+
+void bp_scene_free(bp_scene *s) {
+    if (!s) return;
+    free(s->p);
+    free(s->v);
+    free(s->r);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,79 @@
+// The benchmark scenes of SCENES.md (/work/shared/SCENES.md): a deterministic generator shared by
+// the CLI's bench, the tests and every engineer's timing runs, so all numbers are comparable.
+#ifndef BP_BENCH_SCENE_H
+#define BP_BENCH_SCENE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broadphase.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The scene kinds of SCENES.md.
+typedef enum bp_scene_kind {
+    BP_SCENE_UNIFORM = 0,
+    BP_SCENE_CLUSTERED,
+    BP_SCENE_MIXED,
+    BP_SCENE_LINE,
+    BP_SCENE_SEED,
+    BP_SCENE_COUNT
+} bp_scene_kind;
+
+/// One scene: objects (circles or spheres) with centre, velocity and radius, all double.
+/// Positions and velocities are stored object-major: p[i * dim + a].
+typedef struct bp_scene {
+    bp_scene_kind kind;
+    int dim;          ///< 2 or 3
+    size_t n;         ///< number of objects
+    uint64_t seed;    ///< the seed the scene was made from
+    uint64_t rng;     ///< splitmix64 state after the initial draws (motion draws nothing)
+    double world;     ///< W: the world is [0, W]^dim
+    int frame;        ///< frames moved since frame 0
+    double *p;        ///< n * dim centres
+    double *v;        ///< n * dim velocities
+    double *r;        ///< n radii
+} bp_scene;
+
+/// The scene name ("uniform", "clustered", "mixed", "line", "seed"), or NULL out of range.
+const char *bp_scene_name(bp_scene_kind kind);
+
+/// Parses a scene name. Returns 0 on success, -1 for an unknown name.
+int bp_scene_from_name(const char *name, bp_scene_kind *kind);
+
+/// splitmix64 and the draws of SCENES.md, exposed for tests.
+uint64_t bp_scene_next(uint64_t *state);
+double bp_scene_u01(uint64_t *state);
+double bp_scene_uniform(uint64_t *state, double a, double b);
+double bp_scene_gauss(uint64_t *state);
+
+/// Builds frame 0 of the scene `name` with n objects in dimension dim (2 or 3) from `seed`
+/// (SCENES.md's default seed is 1). Returns 0, or -1 for an unknown name, bad dim, n == 0 or
+/// n > BP_MAX_BOXES, or out of memory (then *s holds nothing and bp_scene_free is optional).
+int bp_scene_init(bp_scene *s, const char *name, size_t n, int dim, uint64_t seed);
+
+/// As bp_scene_init, from a kind.
+int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint64_t seed);
+
+/// Moves every object one frame (SCENES.md "Objects and motion").
+void bp_scene_step(bp_scene *s);
+
+/// Writes the n boxes of the current frame to `out`: n bp_box2 (dim 2) or bp_box3 (dim 3),
+/// i.e. 2 * dim floats per box, min then max, each bound p -+ r computed in double and rounded
+/// to the nearest float.
+void bp_scene_boxes(const bp_scene *s, float *out);
+
+/// As bp_scene_boxes with a typed destination (the scene's dim must match).
+void bp_scene_boxes2(const bp_scene *s, bp_box2 *out);
+void bp_scene_boxes3(const bp_scene *s, bp_box3 *out);
+
+/// Frees the scene's arrays; *s is zeroed. Accepts a zeroed or freed scene.
+void bp_scene_free(bp_scene *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
