@@ -93,11 +93,14 @@ int bt_peer_step_unsafe(bp_peer *p, const float *boxes) {
     const size_t n = p->n, stride = (size_t)(2 * p->dim);
     btVector3 lo, hi;
     if (!s->created) {
-        // Insert in order of min x: the sweep then sorts nothing on x (it still does on y).
+        // The sweep inserts at the end and sorts down: in order of min x it sorts nothing on x
+        // (it still does on y). The tree keeps index order: sorted input would make its greedy
+        // insertion build a list.
         std::vector<uint32_t> order(n);
         for (size_t i = 0; i < n; ++i) order[i] = (uint32_t)i;
-        std::sort(order.begin(), order.end(),
-                  [&](uint32_t a, uint32_t b) { return boxes[a * stride] < boxes[b * stride]; });
+        if (!s->dbvt)
+            std::sort(order.begin(), order.end(),
+                      [&](uint32_t a, uint32_t b) { return boxes[a * stride] < boxes[b * stride]; });
         for (size_t k = 0; k < n; ++k) {
             const size_t i = order[k];
             bt_peer_box(p, boxes + i * stride, lo, hi);

@@ -28,11 +28,15 @@ static const bp_peer_class *const bp_peer_table[] = {
     NULL  // keeps the array non-empty when no peer is found
 };
 
-#define BP_PEER_TABLE_COUNT (sizeof bp_peer_table / sizeof bp_peer_table[0] - 1)
-
+// Counted, not sizeof-derived: with no peer found a constant 0 makes every `k < count` test
+// a warning.
 size_t bp_peer_count(void) {
-    return BP_PEER_TABLE_COUNT;
+    size_t c = 0;
+    while (bp_peer_table[c]) c++;
+    return c;
 }
+
+#define BP_PEER_TABLE_COUNT bp_peer_count()
 
 const char *bp_peer_name(size_t k) {
     return k < BP_PEER_TABLE_COUNT ? bp_peer_table[k]->name : NULL;
