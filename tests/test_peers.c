@@ -1,6 +1,6 @@
-// One peer (bench/peers) against our pair sets: on SCENES.md `uniform` 2D, N = 1,000 and 10,000,
-// for a few frames, the peer's exact pairs must equal brute force (N = 1,000) and sort-and-sweep
-// (both N), pair for pair. A peer with a declared defect (bp_peer_known_defect) may miss pairs,
+// One peer (bench/peers) against our pair sets: on SCENES.md `uniform` 2D, N = 1,000 and 10,000
+// (and 3D, N = 1,000, for the peers that do 3D), frames 0 to 10, the peer's exact pairs must
+// equal brute force (N = 1,000) and sort-and-sweep (every N), pair for pair. A peer with a declared defect (bp_peer_known_defect) may miss pairs,
 // but only pairs of the kind it declares (boxes touching on x), and the detector must flag
 // them; a hand-made touching scene proves the detector catches it (or that the peer is right).
 // Usage: test_peers PEER-NAME
@@ -94,22 +94,23 @@ static size_t check_against(const char *peer, const char *what, const float *box
     return explained;
 }
 
-static size_t run_scene(size_t k, const char *peer, size_t n) {
+static size_t run_scene(size_t k, const char *peer, size_t n, int dim) {
     bp_scene s;
     size_t flagged = 0;
-    if (bp_scene_init(&s, "uniform", n, 2, 1) != 0) {
+    const size_t d = (size_t)dim;
+    if (bp_scene_init(&s, "uniform", n, dim, 1) != 0) {
         CHECK(0, "scene");
         return 0;
     }
-    float *boxes = malloc(n * 4 * sizeof(float));
-    float *vel = malloc(n * 2 * sizeof(float));
-    float lo[2] = {0.0f, 0.0f}, hi[2] = {(float)s.world, (float)s.world};
-    void *p = bp_peer_create(k, 2, n, lo, hi);
+    float *boxes = malloc(n * 2 * d * sizeof(float));
+    float *vel = malloc(n * d * sizeof(float));
+    float lo[3] = {0.0f, 0.0f, 0.0f}, hi[3] = {(float)s.world, (float)s.world, (float)s.world};
+    void *p = bp_peer_create(k, dim, n, lo, hi);
     CHECK(p && boxes && vel, "%s: create N=%zu", peer, n);
     for (int frame = 0; p && boxes && vel && frame < TEST_FRAMES; ++frame) {
         if (frame > 0) bp_scene_step(&s);
         bp_scene_boxes(&s, boxes);
-        for (size_t i = 0; i < 2 * n; ++i) vel[i] = (float)s.v[i];
+        for (size_t i = 0; i < d * n; ++i) vel[i] = (float)s.v[i];
         // Every other frame without velocities: the peer derives them.
         int rc = bp_peer_step(p, boxes, n, frame % 2 ? vel : NULL);
         CHECK(rc == 0, "%s: step N=%zu frame %d", peer, n, frame);
@@ -120,24 +121,24 @@ static size_t run_scene(size_t k, const char *peer, size_t n) {
         uint32_t *ref;
         size_t ref_count;
         char what[96];
-        if (reference_pairs(BP_METHOD_SWEEP, 2, boxes, n, &ref, &ref_count) == 0) {
-            snprintf(what, sizeof what, "uniform 2D N=%zu frame %d vs sweep", n, frame);
-            flagged += check_against(peer, what, boxes, 2, got, got_count, ref, ref_count);
+        if (reference_pairs(BP_METHOD_SWEEP, dim, boxes, n, &ref, &ref_count) == 0) {
+            snprintf(what, sizeof what, "uniform %dD N=%zu frame %d vs sweep", dim, n, frame);
+            flagged += check_against(peer, what, boxes, dim, got, got_count, ref, ref_count);
             free(ref);
         } else {
             CHECK(0, "sweep reference");
         }
         if (n <= 1000) {
-            if (reference_pairs(BP_METHOD_BRUTE, 2, boxes, n, &ref, &ref_count) == 0) {
-                snprintf(what, sizeof what, "uniform 2D N=%zu frame %d vs brute", n, frame);
-                check_against(peer, what, boxes, 2, got, got_count, ref, ref_count);
+            if (reference_pairs(BP_METHOD_BRUTE, dim, boxes, n, &ref, &ref_count) == 0) {
+                snprintf(what, sizeof what, "uniform %dD N=%zu frame %d vs brute", dim, n, frame);
+                check_against(peer, what, boxes, dim, got, got_count, ref, ref_count);
                 free(ref);
             } else {
                 CHECK(0, "brute reference");
             }
         }
-        printf("%s uniform 2D N=%zu frame %d: %zu exact pairs from %zu candidates (%zu duplicates)\n", peer, n, frame,
-               got_count, bp_peer_candidates(p), bp_peer_duplicates(p));
+        printf("%s uniform %dD N=%zu frame %d: %zu exact pairs from %zu candidates (%zu duplicates)\n", peer, dim, n,
+               frame, got_count, bp_peer_candidates(p), bp_peer_duplicates(p));
     }
     bp_peer_destroy(p);
     free(vel);
@@ -179,6 +180,40 @@ static void run_touching(size_t k, const char *peer, int dim) {
     bp_peer_destroy(p);
 }
 
+// The time limit: a step past it returns BP_PEER_TOO_SLOW, the peer refuses further steps and is
+// destroyed cleanly (the sanitizer build checks for leaks). `line` (everything on one x) with a
+// limit of a nanosecond: chipmunk-sweep1d stops inside Chipmunk's sweep, bullet-sap inside its
+// build; the others may finish before they look at the clock.
+static void run_time_limit(size_t k, const char *peer) {
+    const size_t n = 3000;
+    bp_scene s;
+    if (bp_scene_init(&s, "line", n, 2, 1) != 0) {
+        CHECK(0, "scene");
+        return;
+    }
+    float *boxes = malloc(n * 4 * sizeof(float));
+    float lo[2] = {0.0f, 0.0f}, hi[2] = {(float)s.world, (float)s.world};
+    void *p = bp_peer_create(k, 2, n, lo, hi);
+    CHECK(p && boxes, "%s: create line", peer);
+    if (p && boxes) {
+        bp_scene_boxes(&s, boxes);
+        bp_peer_set_time_limit(p, 1e-9);
+        int rc = bp_peer_step(p, boxes, n, NULL);
+        bool must_stop = strcmp(peer, "chipmunk-sweep1d") == 0 || strcmp(peer, "bullet-sap") == 0;
+        CHECK(rc == BP_PEER_TOO_SLOW || (rc == 0 && !must_stop), "%s: time limit: step returned %d", peer, rc);
+        if (rc == BP_PEER_TOO_SLOW) {
+            const uint32_t *pairs;
+            size_t count;
+            CHECK(bp_peer_step(p, boxes, n, NULL) == -1, "%s: a step after BP_PEER_TOO_SLOW must fail", peer);
+            CHECK(bp_peer_exact_pairs(p, boxes, &pairs, &count) == -1, "%s: no pairs after BP_PEER_TOO_SLOW", peer);
+            printf("%s: gave up at the time limit as asked\n", peer);
+        }
+    }
+    bp_peer_destroy(p);
+    free(boxes);
+    bp_scene_free(&s);
+}
+
 // The detector itself: one pair dropped and one added must both be seen.
 static void run_detector(void) {
     const uint32_t ref[] = {0, 1, 0, 5, 2, 3, 7, 9};
@@ -203,10 +238,12 @@ int main(int argc, char **argv) {
         return 1;
     }
     run_detector();
+    run_time_limit(k, peer);
     run_touching(k, peer, 2);
     if (bp_peer_supports(k, 3)) run_touching(k, peer, 3);
-    size_t flagged = run_scene(k, peer, 1000);
-    flagged += run_scene(k, peer, 10000);
+    size_t flagged = run_scene(k, peer, 1000, 2);
+    flagged += run_scene(k, peer, 10000, 2);
+    if (bp_peer_supports(k, 3)) run_scene(k, peer, 1000, 3);
     if (flagged) printf("%s: %zu true pairs missed on uniform, flagged by the detector\n", peer, flagged);
     // The declared defect shows on uniform already (chipmunk-sweep1d: frame 6 at N = 10,000).
     if (bp_peer_known_defect(k)) CHECK(flagged > 0, "%s: declared defect not seen on uniform", peer);
