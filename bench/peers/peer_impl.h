@@ -49,7 +49,7 @@ typedef struct bp_peer_class {
     void (*destroy)(bp_peer *p);
 } bp_peer_class;
 
-/// A monotonic-enough clock in seconds (C11 timespec_get).
+/// The process's processor time in seconds (C clock()).
 double bp_peer_clock(void);
 
 /// Whether the current step has run past the time limit. Adapters call it every few thousand

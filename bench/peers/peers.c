@@ -72,10 +72,11 @@ static int bp_peer_reserve(void **arr, size_t *cap, size_t need, size_t elem) {
     return 0;
 }
 
+// Processor time, not wall time: on a loaded machine a peer must not be skipped for the time it
+// spent waiting for a core. The peers are single-threaded.
 double bp_peer_clock(void) {
-    struct timespec ts;
-    if (timespec_get(&ts, TIME_UTC) != TIME_UTC) return 0.0;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    clock_t c = clock();
+    return c == (clock_t)-1 ? 0.0 : (double)c / CLOCKS_PER_SEC;
 }
 
 void bp_peer_set_time_limit(void *peer, double seconds) {

@@ -62,7 +62,8 @@ int bp_peer_step(void *peer, const float *boxes, size_t n, const float *velociti
 /// bp_peer_step's result when the step ran past the peer's time limit.
 #define BP_PEER_TOO_SLOW (-2)
 
-/// Bounds every later step to `seconds` of wall time (0, the default: no limit), so that the
+/// Bounds every later step to `seconds` of processor time (0, the default: no limit; processor
+/// time so that a loaded machine does not skip a peer for time spent waiting), so that the
 /// benchmark can skip a peer that needs more than 5 s per frame without waiting for it: the
 /// adapters watch the clock in their long loops (building bullet-sap is O(n) per object;
 /// chipmunk-sweep1d is quadratic when every box shares one x) and give up. The step then
