@@ -1,0 +1,154 @@
+// Bullet 3 (BulletCollision, single precision) broad phases, driven as btCollisionWorld drives
+// them (updateAabbs, then computeOverlappingPairs): each frame setAabb for every proxy, then
+// calculateOverlappingPairs; the candidates are the persistent overlapping pair cache
+// (btHashedOverlappingPairCache), which the broad phase keeps up to date incrementally.
+//  - bullet-dbvt: btDbvtBroadphase (two dynamic AABB trees, fat leaves, incremental
+//    re-optimisation, deferred pair cleanup), the default of Bullet's examples.
+//  - bullet-sap: bt32BitAxisSweep3 over the scene's world bounds (incremental sort-and-sweep on
+//    quantized endpoints), with its ray-cast accelerator disabled (a second, dbvt, structure
+//    that only ray tests use).
+// 2D scenes get a constant z extent [-1, 1]. btCollisionWorld also enlarges each AABB by the
+// contact breaking threshold; we give the box itself, which can only make Bullet faster here.
+#include <btBulletCollisionCommon.h>
+
+#include <algorithm>
+#include <new>
+#include <vector>
+
+#include "peer_impl.h"
+
+namespace {
+
+enum { BT_PEER_DBVT, BT_PEER_SAP };
+
+struct bt_peer {
+    btDefaultCollisionConfiguration *config = nullptr;
+    btCollisionDispatcher *dispatcher = nullptr;  // frees pair algorithms on pair removal
+    btBroadphaseInterface *bp = nullptr;
+    std::vector<btBroadphaseProxy *> proxy;
+    bool created = false;
+    bool dbvt = false;
+
+    ~bt_peer() {
+        // btDbvtBroadphase allocates each proxy: destroy them, but empty the pair cache first
+        // (last pair first, O(1) each), since destroyProxy scans the whole cache. The sweep's
+        // handles live in one array its destructor frees (its destroyProxy is O(n) each).
+        if (bp && dbvt) {
+            btOverlappingPairCache *cache = bp->getOverlappingPairCache();
+            for (int k = cache->getNumOverlappingPairs() - 1; k >= 0; --k) {
+                btBroadphasePair &pair = cache->getOverlappingPairArrayPtr()[k];
+                cache->removeOverlappingPair(pair.m_pProxy0, pair.m_pProxy1, dispatcher);
+            }
+            for (btBroadphaseProxy *q : proxy)
+                if (q) bp->destroyProxy(q, dispatcher);
+        }
+        delete bp;
+        delete dispatcher;
+        delete config;
+    }
+};
+
+void bt_peer_box(const bp_peer *p, const float *b, btVector3 &lo, btVector3 &hi) {
+    if (p->dim == 2) {
+        lo.setValue(b[0], b[1], -1.0f);
+        hi.setValue(b[2], b[3], 1.0f);
+    } else {
+        lo.setValue(b[0], b[1], b[2]);
+        hi.setValue(b[3], b[4], b[5]);
+    }
+}
+
+int bt_peer_create(bp_peer *p) {
+    bt_peer *s = nullptr;
+    try {
+        s = new bt_peer();
+        s->proxy.assign(p->n, nullptr);
+        s->config = new btDefaultCollisionConfiguration();
+        s->dispatcher = new btCollisionDispatcher(s->config);
+        s->dbvt = p->variant == BT_PEER_DBVT;
+        if (s->dbvt) {
+            s->bp = new btDbvtBroadphase();
+        } else {
+            btVector3 lo, hi;
+            if (p->dim == 2) {
+                lo.setValue(p->lo[0], p->lo[1], -2.0f);
+                hi.setValue(p->hi[0], p->hi[1], 2.0f);
+            } else {
+                lo.setValue(p->lo[0], p->lo[1], p->lo[2]);
+                hi.setValue(p->hi[0], p->hi[1], p->hi[2]);
+            }
+            // One handle is reserved by the sweep; keep the table just large enough.
+            s->bp = new bt32BitAxisSweep3(lo, hi, (unsigned)p->n + 2, nullptr, true);
+        }
+    } catch (const std::bad_alloc &) {
+        delete s;
+        return -1;
+    }
+    p->impl = s;
+    return 0;
+}
+
+int bt_peer_step_unsafe(bp_peer *p, const float *boxes) {
+    bt_peer *s = static_cast<bt_peer *>(p->impl);
+    const size_t n = p->n, stride = (size_t)(2 * p->dim);
+    btVector3 lo, hi;
+    if (!s->created) {
+        // The sweep inserts at the end and sorts down: in order of min x it sorts nothing on x
+        // (it still does on y). The tree keeps index order: sorted input would make its greedy
+        // insertion build a list.
+        std::vector<uint32_t> order(n);
+        for (size_t i = 0; i < n; ++i) order[i] = (uint32_t)i;
+        if (!s->dbvt)
+            std::sort(order.begin(), order.end(),
+                      [&](uint32_t a, uint32_t b) { return boxes[a * stride] < boxes[b * stride]; });
+        for (size_t k = 0; k < n; ++k) {
+            const size_t i = order[k];
+            bt_peer_box(p, boxes + i * stride, lo, hi);
+            s->proxy[i] = s->bp->createProxy(lo, hi, SPHERE_SHAPE_PROXYTYPE, reinterpret_cast<void *>((intptr_t)i),
+                                             int(btBroadphaseProxy::DefaultFilter),
+                                             int(btBroadphaseProxy::AllFilter), s->dispatcher);
+            if (!s->proxy[i]) return -1;
+            // bt32BitAxisSweep3 sorts each new handle down from the end: O(n) per insertion.
+            if ((k & 255) == 255 && bp_peer_over_time(p)) return BP_PEER_TOO_SLOW;
+        }
+        s->created = true;
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            bt_peer_box(p, boxes + i * stride, lo, hi);
+            s->bp->setAabb(s->proxy[i], lo, hi, s->dispatcher);
+            if ((i & 4095) == 4095 && bp_peer_over_time(p)) return BP_PEER_TOO_SLOW;
+        }
+    }
+    s->bp->calculateOverlappingPairs(s->dispatcher);
+    btOverlappingPairCache *cache = s->bp->getOverlappingPairCache();
+    const int count = cache->getNumOverlappingPairs();
+    const btBroadphasePair *pairs = cache->getOverlappingPairArrayPtr();
+    for (int k = 0; k < count; ++k) {
+        uint32_t a = (uint32_t)(intptr_t)pairs[k].m_pProxy0->m_clientObject;
+        uint32_t b = (uint32_t)(intptr_t)pairs[k].m_pProxy1->m_clientObject;
+        if (bp_peer_push(p, a, b) != 0) return -1;
+    }
+    return 0;
+}
+
+int bt_peer_step(bp_peer *p, const float *boxes, const float *) {
+    try {
+        return bt_peer_step_unsafe(p, boxes);
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+}
+
+void bt_peer_destroy(bp_peer *p) {
+    delete static_cast<bt_peer *>(p->impl);
+}
+
+}  // namespace
+
+extern "C" const bp_peer_class bp_peer_bullet_dbvt = {
+    "bullet-dbvt", BT_PEER_DBVT, true, true, false, nullptr, bt_peer_create, bt_peer_step, bt_peer_destroy,
+};
+
+extern "C" const bp_peer_class bp_peer_bullet_sap = {
+    "bullet-sap", BT_PEER_SAP, true, true, false, nullptr, bt_peer_create, bt_peer_step, bt_peer_destroy,
+};
