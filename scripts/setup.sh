@@ -11,13 +11,16 @@ packages=(
   pkg-config        # the install test's pkg-config consumer
 )
 
-# ---- Extend here when the build starts using them (keep one package a line, with its reason) ---
-# packages+=(libsdl2-dev)   # demo/ (BP_BUILD_DEMO finds SDL2)
-# packages+=(libstb-dev)    # demo screenshots
-# packages+=(xvfb)          # headless demo run in CI
-# packages+=(valgrind)      # callgrind instruction counts for benchmarks
-# packages+=(...)           # benchmark peers (Box2D, Chipmunk2D, Bullet, CGAL)
-# -------------------------------------------------------------------------------------------------
+packages+=(
+  libsdl2-dev       # demo/ (BP_BUILD_DEMO finds SDL2; tests run it under SDL's dummy video driver)
+  libstb-dev        # demo screenshots (stb_image_write)
+  libchipmunk-dev   # benchmark peer: Chipmunk2D's spatial indexes
+  libbox2d-dev      # benchmark peer: Box2D 2.4's dynamic tree
+  libbullet-dev     # benchmark peer: Bullet's btDbvtBroadphase, btAxisSweep3
+  libcgal-dev       # benchmark peer: CGAL's box_intersection_d
+  g++               # the peers' adapters are C++
+  gnuplot-nox       # broadphase bench --out: plots of the timing table
+)
 
 installed() {
   dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'

@@ -111,6 +111,9 @@ typedef struct bp_rdc {
     uint32_t *qstack;      // region-query stack of node indices
     size_t qstack_cap;
     uint64_t resorts;      // top-level sorts that fell back to the radix sort
+    // Largest needs seen so far (nodes, task stack, no-gap buckets, structure-of-arrays floats):
+    // each frame reserves them with headroom first, so warm frames allocate nothing.
+    size_t nodes_peak, tasks_peak, cover_peak, soa_peak;
 } bp_rdc;
 
 static bp_status rdc_create(bp_context *ctx, bp_algorithm **out) {
@@ -211,6 +214,7 @@ static bp_status rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, in
     double want = 8.0 * extent / (mean_size > 0.0 ? mean_size : extent);
     size_t nb = want < 1.0 ? 1 : (want > (double)(2 * m) ? 2 * m : (size_t)want);
     const double scale = (double)nb / extent;
+    if (nb + 1 > r->cover_peak) r->cover_peak = nb + 1;
     BP_RESERVE_DISCARD(r->base.ctx, r->cover, r->cover_cap, nb + 1);
     int32_t *cover = r->cover;
     const float *src = r->src;
@@ -336,6 +340,8 @@ static bp_status rdc_cut(bp_rdc *r, const bp_frame *f, uint32_t node, int a, siz
     if (runs < 2) return BP_OK;
     BP_RESERVE(r->base.ctx, r->nodes, r->nodes_cap, r->node_count + runs);
     BP_RESERVE(r->base.ctx, r->tasks, r->tasks_cap, *ntask + runs);
+    if (r->node_count + runs > r->nodes_peak) r->nodes_peak = r->node_count + runs;
+    if (*ntask + runs > r->tasks_peak) r->tasks_peak = *ntask + runs;
     const float *src = r->src;
     const uint32_t *order = r->order, *keys = r->keys;
     const uint32_t depth = r->nodes[node].depth + 1;
@@ -464,7 +470,9 @@ static bp_status rdc_cluster(bp_rdc *r, const bp_frame *f) {
             if (best != sorted) rdc_sort(r, f, b, e, best, is_root);
             nd = &r->nodes[t.node];
             nd->axis = best;
-            nd->size_max = st.size_max[best];
+            // Extents are rounded to nearest: one step up makes this a true upper bound, so
+            // that a query's window [lo - size_max, hi] never cuts off a box that touches it.
+            nd->size_max = nextafterf(st.size_max[best], INFINITY);
             break;
         }
     }
@@ -662,7 +670,9 @@ static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t
         const rdc_node *nd = &r->nodes[i];
         if (!nd->count && nd->end - nd->begin > largest) largest = nd->end - nd->begin;
     }
-    BP_RESERVE_DISCARD(r->base.ctx, r->soa, r->soa_cap, (largest + RDC_PAD) * (size_t)(2 * f->dim));
+    const size_t soa_need = (largest + RDC_PAD) * (size_t)(2 * f->dim);
+    if (soa_need > r->soa_peak) r->soa_peak = soa_need;
+    BP_RESERVE_DISCARD(r->base.ctx, r->soa, r->soa_cap, soa_need);
     for (size_t i = 0; i < r->node_count; ++i) {
         const rdc_node *nd = &r->nodes[i];
         if (nd->count || nd->end - nd->begin < 2) continue;
@@ -670,6 +680,18 @@ static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t
         if (st != BP_OK) return st;
     }
     return BP_OK;
+}
+
+// What to reserve of an array the clustering grows, holding `cap` now: nothing new while it
+// holds the largest need seen and a quarter of the absolute bound (clusterings jump: an axis that
+// starts to cut can triple the groups from one frame to the next); else half again that need,
+// so that a creeping peak does not grow it every frame. Never past the bound.
+static inline size_t rdc_ahead(size_t cap, size_t peak, size_t bound) {
+    size_t need = peak > bound / 4 ? peak : bound / 4;
+    if (need > bound) need = bound;
+    if (need <= cap) return cap;
+    size_t want = need + need / 2 + 64;
+    return want < bound ? want : bound;
 }
 
 static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
@@ -688,6 +710,15 @@ static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sin
     BP_RESERVE_DISCARD(ctx, r->tmp_vals, r->tmp_vals_cap, n + 1);
     for (int a = 0; a < d; ++a) BP_RESERVE(ctx, r->root_perm[a], r->root_perm_cap[a], n + 1);
     if (eps != 0.0f) BP_RESERVE_DISCARD(ctx, r->adj, r->adj_cap, n * (size_t)(2 * d) + 1);
+    // What the clustering grows on demand, reserved up front (rdc_ahead) within what n boxes
+    // can ever need (at most 2n nodes; the no-gap test's buckets and the largest group are bounded
+    // by n): a clustering that shifts from frame to frame fits without allocating, and only one
+    // far larger than any before grows, as the pair buffer does. Capacity never touched costs
+    // address space, not page faults.
+    BP_RESERVE(ctx, r->nodes, r->nodes_cap, rdc_ahead(r->nodes_cap, r->nodes_peak, 2 * n + 1));
+    BP_RESERVE(ctx, r->tasks, r->tasks_cap, rdc_ahead(r->tasks_cap, r->tasks_peak, 2 * n + 1));
+    BP_RESERVE_DISCARD(ctx, r->cover, r->cover_cap, rdc_ahead(r->cover_cap, r->cover_peak, 2 * n + 1));
+    BP_RESERVE_DISCARD(ctx, r->soa, r->soa_cap, rdc_ahead(r->soa_cap, r->soa_peak, (n + RDC_PAD) * (size_t)(2 * d)));
 
     r->dim = d;
     r->eps = eps;
@@ -737,7 +768,6 @@ static bp_status rdc_query_sorted(const bp_rdc *r, const bp_frame *f, const rdc_
     double from = (double)q->lo[a] - (double)nd->size_max;
     float ffrom = from < -FLT_MAX ? -FLT_MAX : (float)from;
     if ((double)ffrom > from) ffrom = nextafterf(ffrom, -INFINITY);
-    ffrom = nextafterf(ffrom, -INFINITY);  // one more step: size_max was rounded
     if (ffrom < -FLT_MAX) ffrom = -FLT_MAX;
     const uint32_t klo = bp_float_key(rdc_adjust_min(ffrom, r->eps));
     const uint32_t khi = bp_float_key(rdc_adjust_min(q->hi[a], r->eps));

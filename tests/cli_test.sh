@@ -138,7 +138,10 @@ query)
         for (k = 0; k < (dim == 3 ? 2000 : 400); k++) {
             for (a = 1; a <= dim; a++) { lo[a] = int(rand() * 80) / 2; hi[a] = lo[a] + int(rand() * (dim == 3 ? 24 : 8)) / 2 }
             if (dim == 2) print lo[1], lo[2], hi[1], hi[2]; else print lo[1], lo[2], lo[3], hi[1], hi[2], hi[3]
-        } }' >"$TMP/in"
+        }
+        # Whatever the seed, every query hits something: a box whose corner touches the point
+        # (15, 15[, 15]), inside the query box and the circle.
+        if (dim == 2) print 12, 13, 15, 15; else print 12, 13, 10, 15, 15, 15 }' >"$TMP/in"
     if [ "$dim" = 2 ]; then
         qbox="10,12.5,20,18" qcircle="20,20,6.5" qpoint="15,15"
     else
