@@ -83,3 +83,18 @@ bp_status bp_index_grow(bp_index_buf *b) {
     return st;
 }
 
+
+bp_status bp_check_permutation(bp_context *ctx, const uint32_t *perm, size_t n) {
+    const size_t bytes = n / 8 + 1;  // a bitmap: validation may allocate
+    unsigned char *seen = bp_alloc(ctx, bytes);
+    if (!seen) return BP_ERR_NOMEM;
+    memset(seen, 0, bytes);
+    bp_status st = BP_OK;
+    for (size_t k = 0; k < n && st == BP_OK; ++k) {
+        const uint32_t i = perm[k];
+        if (i >= n || (seen[i / 8] & (1u << (i % 8)))) st = BP_ERR_INVALID_ARG;
+        else seen[i / 8] |= (unsigned char)(1u << (i % 8));
+    }
+    bp_free(ctx, seen, bytes);
+    return st;
+}

@@ -112,11 +112,15 @@ static inline bp_status bp_index_push(bp_index_buf *b, uint32_t k) {
 void *bp_alloc(bp_context *ctx, size_t size);
 void bp_free(bp_context *ctx, void *p, size_t size);
 
-/// Grows an array to at least `need` elements of `elem` bytes; `*cap` counts elements. Grows by
-/// 1.5x so a warm caller with the same need allocates nothing. `keep`: copy the old contents.
+/// Grows an array to at least `need` elements of `elem` bytes; `*cap` counts elements. At least
+/// doubles, so a warm caller with the same need allocates nothing. `keep`: copy the old contents.
 /// Returns the new array, or on failure `old` unchanged with *st = BP_ERR_NOMEM (and *cap as it
 /// was). Use it through BP_RESERVE, which keeps the pointer typed.
 void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st);
+
+/// For validators: BP_OK when perm[0..n) holds every index below n exactly once,
+/// BP_ERR_INVALID_ARG when not, BP_ERR_NOMEM when its bitmap cannot be allocated.
+bp_status bp_check_permutation(bp_context *ctx, const uint32_t *perm, size_t n);
 
 /// Reserves `need` elements in typed array `arr` (capacity `cap`), keeping its contents; returns
 /// the error from the enclosing function on failure.

@@ -913,19 +913,7 @@ static bp_status qt_validate(const bp_algorithm *m, const bp_frame *f) {
         for (size_t p = p0; p < p1; ++p)
             if (q->keys[p] != q->run_key[r]) return BP_ERR_INVALID_ARG;
     }
-    bp_context *ctx = m->ctx;
-    size_t bytes = (n + 7) / 8 + 1;
-    unsigned char *seen = bp_alloc(ctx, bytes);
-    if (!seen) return BP_ERR_NOMEM;
-    memset(seen, 0, bytes);
-    bp_status st = BP_OK;
-    for (size_t k = 0; k < n && st == BP_OK; ++k) {
-        uint32_t i = q->ids[k];
-        if (seen[i / 8] & (1u << (i % 8))) st = BP_ERR_INVALID_ARG;
-        seen[i / 8] |= (unsigned char)(1u << (i % 8));
-    }
-    bp_free(ctx, seen, bytes);
-    return st;
+    return bp_check_permutation(m->ctx, q->ids, n);
 }
 
 const bp_algorithm_class bp_quadtree_class = {

@@ -29,14 +29,7 @@
 #include "method.h"
 #include "radix_sort.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-// An 8-wide AVX2 sweep of final groups is compiled alongside and chosen at run time.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX2)
-#define RDC_AVX2 1
-#include <immintrin.h>
-#endif
+#include "sweep_kernel.h"
 
 // Groups of at most this many boxes are brute-forced when def.rdc.threshold is 0 (tuned on the
 // SCENES.md scenes, docs/rdc.md).
@@ -54,9 +47,6 @@
 // A final group is swept along its sorted axis unless another axis promises at most this
 // fraction of its candidates (then it is sorted again along that one).
 #define RDC_AXIS_HYSTERESIS 0.75
-
-// +inf sentinels after each swept array: they end every scan and let 8-wide loads run past.
-#define RDC_PAD 8
 
 typedef struct rdc_node {
     float lo[3], hi[3];  // bounds of its boxes (as given, not epsilon-adjusted)
@@ -510,143 +500,13 @@ static bp_status rdc_brute(bp_rdc *r, const bp_frame *f, const rdc_node *nd, bp_
     return BP_OK;
 }
 
-// The sweep of a sorted group: for box k, every later box j with min0[j] <= max0[k] is a
-// candidate (min0 is sorted; the +inf sentinels end the scan); the other axes decide. `dim` and
-// `check_lo` are constants in each instantiation. `check_lo`: the adjusted intervals may be
-// inverted (epsilon > 0 shrinks thin boxes past empty), so min_k <= min_j no longer implies
-// min_k <= max_j and that test is made too.
-static inline bp_status rdc_sweep(const float *BP_RESTRICT soa, size_t m, size_t stride, const int dim,
-                                  const uint32_t *BP_RESTRICT idx, const bool check_lo, bp_sink *sink,
-                                  uint64_t *checks) {
-    const float *min0 = soa, *max0 = soa + stride;
-    const float *min1 = soa + 2 * stride, *max1 = soa + 3 * stride;
-    const float *min2 = soa + 4 * stride, *max2 = soa + 5 * stride;
-    uint64_t c = 0;
-    for (size_t k = 0; k + 1 < m; ++k) {
-        const float lo0 = min0[k], hi0 = max0[k], lo1 = min1[k], hi1 = max1[k];
-        const float lo2 = dim == 3 ? min2[k] : 0.0f, hi2 = dim == 3 ? max2[k] : 0.0f;
-        size_t j = k + 1;
-#if defined(__SSE2__)
-        const __m128 vhi0 = _mm_set1_ps(hi0), vlo0 = _mm_set1_ps(lo0);
-        const __m128 vlo1 = _mm_set1_ps(lo1), vhi1 = _mm_set1_ps(hi1);
-        const __m128 vlo2 = _mm_set1_ps(lo2), vhi2 = _mm_set1_ps(hi2);
-        for (;;) {
-            __m128 in = _mm_cmple_ps(_mm_loadu_ps(min0 + j), vhi0);
-            int inside = _mm_movemask_ps(in);
-            if (inside == 0) break;
-            __m128 ov = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(min1 + j), vhi1),
-                                   _mm_cmpge_ps(_mm_loadu_ps(max1 + j), vlo1));
-            if (dim == 3)
-                ov = _mm_and_ps(ov, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(min2 + j), vhi2),
-                                               _mm_cmpge_ps(_mm_loadu_ps(max2 + j), vlo2)));
-            if (check_lo) ov = _mm_and_ps(ov, _mm_cmpge_ps(_mm_loadu_ps(max0 + j), vlo0));
-            int hits = _mm_movemask_ps(_mm_and_ps(in, ov));
-            while (hits) {
-                int bit = __builtin_ctz((unsigned)hits);
-                hits &= hits - 1;
-                bp_status st = bp_sink_push(sink, idx[k], idx[j + (size_t)bit]);
-                if (st != BP_OK) return st;
-            }
-            // min0 is sorted: the lanes inside the window are a prefix.
-            if (inside != 15) {
-                c += (uint64_t)__builtin_ctz((unsigned)inside + 1u);
-                break;
-            }
-            c += 4;
-            j += 4;
-        }
-#else
-        for (; min0[j] <= hi0; ++j, ++c) {
-            if (min1[j] <= hi1 && max1[j] >= lo1 && (dim == 2 || (min2[j] <= hi2 && max2[j] >= lo2)) &&
-                (!check_lo || max0[j] >= lo0)) {
-                bp_status st = bp_sink_push(sink, idx[k], idx[j]);
-                if (st != BP_OK) return st;
-            }
-        }
-#endif
-    }
-    *checks += c;
-    return BP_OK;
-}
-
-#if defined(RDC_AVX2)
-// The same sweep, eight candidates per step, where the CPU has AVX2.
-__attribute__((target("avx2"))) static inline bp_status rdc_sweep_avx2(const float *BP_RESTRICT soa, size_t m,
-                                                                      size_t stride, const int dim,
-                                                                      const uint32_t *BP_RESTRICT idx,
-                                                                      const bool check_lo, bp_sink *sink,
-                                                                      uint64_t *checks) {
-    const float *min0 = soa, *max0 = soa + stride;
-    const float *min1 = soa + 2 * stride, *max1 = soa + 3 * stride;
-    const float *min2 = soa + 4 * stride, *max2 = soa + 5 * stride;
-    uint64_t c = 0;
-    for (size_t k = 0; k + 1 < m; ++k) {
-        const __m256 vhi0 = _mm256_set1_ps(max0[k]), vlo0 = _mm256_set1_ps(min0[k]);
-        const __m256 vlo1 = _mm256_set1_ps(min1[k]), vhi1 = _mm256_set1_ps(max1[k]);
-        const __m256 vlo2 = _mm256_set1_ps(dim == 3 ? min2[k] : 0.0f);
-        const __m256 vhi2 = _mm256_set1_ps(dim == 3 ? max2[k] : 0.0f);
-        const uint32_t ik = idx[k];
-        for (size_t j = k + 1;; j += 8) {
-            __m256 in = _mm256_cmp_ps(_mm256_loadu_ps(min0 + j), vhi0, _CMP_LE_OQ);
-            unsigned inside = (unsigned)_mm256_movemask_ps(in);
-            if (inside == 0) break;
-            __m256 ov = _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(min1 + j), vhi1, _CMP_LE_OQ),
-                                      _mm256_cmp_ps(_mm256_loadu_ps(max1 + j), vlo1, _CMP_GE_OQ));
-            if (dim == 3)
-                ov = _mm256_and_ps(ov, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(min2 + j), vhi2, _CMP_LE_OQ),
-                                                     _mm256_cmp_ps(_mm256_loadu_ps(max2 + j), vlo2, _CMP_GE_OQ)));
-            if (check_lo) ov = _mm256_and_ps(ov, _mm256_cmp_ps(_mm256_loadu_ps(max0 + j), vlo0, _CMP_GE_OQ));
-            unsigned hits = (unsigned)_mm256_movemask_ps(_mm256_and_ps(in, ov));
-            while (hits) {
-                unsigned bit = (unsigned)__builtin_ctz(hits);
-                hits &= hits - 1;
-                bp_status st = bp_sink_push(sink, ik, idx[j + bit]);
-                if (st != BP_OK) return st;
-            }
-            if (inside != 0xffu) {
-                c += (uint64_t)__builtin_ctz(inside + 1u);
-                break;
-            }
-            c += 8;
-        }
-    }
-    *checks += c;
-    return BP_OK;
-}
-
-static bool rdc_has_avx2(void) {
-    static int cached = -1;  // benign race: every thread computes the same value
-    if (cached < 0) cached = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return cached == 1;
-}
-#endif
-
-// One instantiation per (dim, check_lo), so the constants fold.
-static bp_status rdc_sweep_any(const float *soa, size_t m, size_t stride, int dim, const uint32_t *idx,
-                               bool check_lo, bp_sink *sink, uint64_t *checks) {
-#if defined(RDC_AVX2)
-    if (rdc_has_avx2()) {
-        if (dim == 2)
-            return check_lo ? rdc_sweep_avx2(soa, m, stride, 2, idx, true, sink, checks)
-                            : rdc_sweep_avx2(soa, m, stride, 2, idx, false, sink, checks);
-        return check_lo ? rdc_sweep_avx2(soa, m, stride, 3, idx, true, sink, checks)
-                        : rdc_sweep_avx2(soa, m, stride, 3, idx, false, sink, checks);
-    }
-#endif
-    if (dim == 2)
-        return check_lo ? rdc_sweep(soa, m, stride, 2, idx, true, sink, checks)
-                        : rdc_sweep(soa, m, stride, 2, idx, false, sink, checks);
-    return check_lo ? rdc_sweep(soa, m, stride, 3, idx, true, sink, checks)
-                    : rdc_sweep(soa, m, stride, 3, idx, false, sink, checks);
-}
-
 // Sweeps a final group along the axis its range is sorted on: the structure-of-arrays copy is
 // [0] min on that axis (from the keys), [1] max on it, then min and max of the other axes.
 static bp_status rdc_sweep_group(bp_rdc *r, const bp_frame *f, const rdc_node *nd, bp_sink *sink,
                                  uint64_t *checks) {
     const int d = f->dim, a = nd->axis;
     const size_t stride = (size_t)(2 * d);
-    const size_t m = nd->end - nd->begin, st = m + RDC_PAD;
+    const size_t m = nd->end - nd->begin, st = m + BP_SWEEP_PAD;
     const uint32_t *idx = r->order + nd->begin, *keys = r->keys + nd->begin;
     const int other[2] = {a == 0 ? 1 : 0, a == 2 ? 1 : 2};
     float *soa = r->soa;
@@ -661,7 +521,9 @@ static bp_status rdc_sweep_group(bp_rdc *r, const bp_frame *f, const rdc_node *n
     }
     for (size_t x = 0; x < stride; ++x)
         for (size_t p = m; p < st; ++p) soa[x * st + p] = INFINITY;
-    return rdc_sweep_any(soa, m, st, d, idx, r->eps > 0.0f, sink, checks);
+    // check_lo: a positive epsilon shrinks intervals, possibly past empty, so sorted mins no
+    // longer imply max[j] >= min[k].
+    return bp_sweep_soa(soa, m, st, d, idx, r->eps > 0.0f, sink, checks);
 }
 
 static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
@@ -670,7 +532,7 @@ static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t
         const rdc_node *nd = &r->nodes[i];
         if (!nd->count && nd->end - nd->begin > largest) largest = nd->end - nd->begin;
     }
-    const size_t soa_need = (largest + RDC_PAD) * (size_t)(2 * f->dim);
+    const size_t soa_need = (largest + BP_SWEEP_PAD) * (size_t)(2 * f->dim);
     if (soa_need > r->soa_peak) r->soa_peak = soa_need;
     BP_RESERVE_DISCARD(r->base.ctx, r->soa, r->soa_cap, soa_need);
     for (size_t i = 0; i < r->node_count; ++i) {
@@ -704,7 +566,8 @@ static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sin
     // frame's coherent orders intact. Nodes, tasks and the no-gap buckets grow as the clustering
     // needs them (a dense scene has a handful of groups, a sparse one up to 2n nodes); the
     // structure-of-arrays copy is the size of the largest final group.
-    BP_RESERVE_DISCARD(ctx, r->order, r->order_cap, n + 1);
+    // The sweep kernel reads BP_SWEEP_PAD indices past a group's end (masked out).
+    BP_RESERVE_DISCARD(ctx, r->order, r->order_cap, n + BP_SWEEP_PAD);
     BP_RESERVE_DISCARD(ctx, r->keys, r->keys_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, r->tmp_keys, r->tmp_keys_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, r->tmp_vals, r->tmp_vals_cap, n + 1);
@@ -718,7 +581,7 @@ static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sin
     BP_RESERVE(ctx, r->nodes, r->nodes_cap, rdc_ahead(r->nodes_cap, r->nodes_peak, 2 * n + 1));
     BP_RESERVE(ctx, r->tasks, r->tasks_cap, rdc_ahead(r->tasks_cap, r->tasks_peak, 2 * n + 1));
     BP_RESERVE_DISCARD(ctx, r->cover, r->cover_cap, rdc_ahead(r->cover_cap, r->cover_peak, 2 * n + 1));
-    BP_RESERVE_DISCARD(ctx, r->soa, r->soa_cap, rdc_ahead(r->soa_cap, r->soa_peak, (n + RDC_PAD) * (size_t)(2 * d)));
+    BP_RESERVE_DISCARD(ctx, r->soa, r->soa_cap, rdc_ahead(r->soa_cap, r->soa_peak, (n + BP_SWEEP_PAD) * (size_t)(2 * d)));
 
     r->dim = d;
     r->eps = eps;
@@ -853,19 +716,7 @@ static bp_status rdc_validate(const bp_algorithm *m, const bp_frame *f) {
     if (n == 0) return r->node_count == 0 ? BP_OK : BP_ERR_INVALID_ARG;
     if (r->node_count == 0 || r->nodes[0].begin != 0 || r->nodes[0].end != n) return BP_ERR_INVALID_ARG;
     const uint32_t thr = rdc_threshold(r);
-    // order is a permutation (a bitmap; validation may allocate).
-    bp_context *ctx = m->ctx;
-    size_t bytes = (n + 7) / 8 + 1;
-    unsigned char *seen = bp_alloc(ctx, bytes);
-    if (!seen) return BP_ERR_NOMEM;
-    memset(seen, 0, bytes);
-    bp_status res = BP_OK;
-    for (size_t k = 0; k < n && res == BP_OK; ++k) {
-        uint32_t i = r->order[k];
-        if (i >= n || (seen[i / 8] & (1u << (i % 8)))) res = BP_ERR_INVALID_ARG;
-        else seen[i / 8] |= (unsigned char)(1u << (i % 8));
-    }
-    bp_free(ctx, seen, bytes);
+    bp_status res = bp_check_permutation(m->ctx, r->order, n);
     if (res != BP_OK) return res;
     for (size_t i = 0; i < r->node_count; ++i) {
         const rdc_node *nd = &r->nodes[i];

@@ -5,20 +5,14 @@
 //    and the radix sort takes over, once it has moved more than a few elements per box);
 //  - the sweep axis is the one along which the boxes are most spread relative to their size,
 //    so that everything on one x (SCENES.md `line`) does not go quadratic;
-//  - the sweep reads structure-of-arrays copies in sorted order, four boxes at a time with SSE2.
+//  - the sweep reads structure-of-arrays copies in sorted order, 4 or 8 boxes at a time
+//    (sweep_kernel.c, shared with RDC).
 #include <math.h>
 
 #include "method.h"
 #include "radix_sort.h"
+#include "sweep_kernel.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-// An 8-wide AVX2 sweep is compiled alongside and chosen at run time where the CPU has it.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX2)
-#define SWEEP_AVX2 1
-#include <immintrin.h>
-#endif
 
 // Insertion sort gives up past this many element moves per box; the radix sort costs about as
 // much as this many moves (three passes over keys and values plus histograms).
@@ -27,8 +21,6 @@
 // Keep the current axis unless another promises at most this fraction of its candidates, so
 // that coherence is not thrown away over noise.
 #define SWEEP_AXIS_HYSTERESIS 0.75
-
-#define SWEEP_PAD 8  // the widest block read past the last box
 
 typedef struct bp_sweep {
     bp_algorithm base;
@@ -40,7 +32,7 @@ typedef struct bp_sweep {
     uint32_t *tmp_keys, *tmp_perm;
     size_t perm_cap, keys_cap, tmp_keys_cap, tmp_perm_cap;
     // Sorted structure of arrays: [0] min on the sweep axis, [1] max on it, then min and max of
-    // each other axis. Each array has n + SWEEP_PAD floats: +inf sentinels end every scan and
+    // each other axis. Each array has n + BP_SWEEP_PAD floats: +inf sentinels end every scan and
     // let the 4-wide loads run past the last box.
     float *soa;
     size_t soa_cap, stride;
@@ -148,7 +140,7 @@ static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coher
     const size_t stride = (size_t)(2 * f->dim);
     bool reuse = coherent && s->ordered && s->n == n && s->axis == axis;
     // Reserve everything before touching the old order, so a failure leaves it intact.
-    BP_RESERVE(ctx, s->perm, s->perm_cap, n + SWEEP_PAD);
+    BP_RESERVE(ctx, s->perm, s->perm_cap, n + BP_SWEEP_PAD);
     BP_RESERVE_DISCARD(ctx, s->keys, s->keys_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, s->tmp_keys, s->tmp_keys_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, s->tmp_perm, s->tmp_perm_cap, n + 1);
@@ -157,7 +149,7 @@ static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coher
     if (!reuse)
         for (size_t k = 0; k < n; ++k) perm[k] = (uint32_t)k;
     // The blocked sweep reads perm past the end (results discarded): keep it defined.
-    for (size_t k = n; k < n + SWEEP_PAD; ++k) perm[k] = 0;
+    for (size_t k = n; k < n + BP_SWEEP_PAD; ++k) perm[k] = 0;
     for (size_t k = 0; k < n; ++k) keys[k] = bp_float_key(f->boxes[perm[k] * stride + (size_t)axis]);
     if (!reuse || !sweep_insertion_sort(keys, perm, n, SWEEP_INSERTION_BUDGET * n)) {
         bp_radix_sort32(keys, perm, s->tmp_keys, s->tmp_perm, n, 32);
@@ -171,7 +163,7 @@ static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coher
 
 // Gathers the sorted structure of arrays.
 static bp_status sweep_gather(bp_sweep *s, const bp_frame *f) {
-    const size_t n = f->n, stride = n + SWEEP_PAD;
+    const size_t n = f->n, stride = n + BP_SWEEP_PAD;
     const int d = f->dim, axis = s->axis;
     BP_RESERVE_DISCARD(s->base.ctx, s->soa, s->soa_cap, stride * (size_t)(2 * d));
     s->stride = stride;
@@ -191,135 +183,6 @@ static bp_status sweep_gather(bp_sweep *s, const bp_frame *f) {
     return BP_OK;
 }
 
-#if defined(__SSE2__)
-// Pushes the hits of a 4-wide block: room for four, then branchless writes.
-static inline bp_status sweep_emit4(bp_sink *sink, uint32_t pk, const uint32_t *pj, int hits) {
-    bp_status r = bp_sink_room(sink, 4);
-    if (r != BP_OK) return r;
-    bp_sink_put(sink, pk, pj[0], (unsigned)hits & 1u);
-    bp_sink_put(sink, pk, pj[1], ((unsigned)hits >> 1) & 1u);
-    bp_sink_put(sink, pk, pj[2], ((unsigned)hits >> 2) & 1u);
-    bp_sink_put(sink, pk, pj[3], ((unsigned)hits >> 3) & 1u);
-    return BP_OK;
-}
-#endif
-
-// The sweep. For box k, every later box j with min0[j] <= max0[k] is a candidate (min0 is
-// sorted); the other axes decide. The +inf sentinels after min0[n - 1] end the scan without a
-// bounds test. DIM is a constant in each instantiation so the compiler drops the z tests in 2D.
-static inline bp_status sweep_pairs(const bp_sweep *s, bp_sink *sink, uint64_t *checks, const int dim) {
-    const size_t n = s->n, st = s->stride;
-    const float *BP_RESTRICT min0 = s->soa, *BP_RESTRICT max0 = s->soa + st;
-    const float *BP_RESTRICT min1 = s->soa + 2 * st, *BP_RESTRICT max1 = s->soa + 3 * st;
-    const float *BP_RESTRICT min2 = s->soa + 4 * st, *BP_RESTRICT max2 = s->soa + 5 * st;
-    const uint32_t *perm = s->perm;
-    uint64_t c = 0;
-    for (size_t k = 0; k + 1 < n; ++k) {
-        const float hi0 = max0[k], lo1 = min1[k], hi1 = max1[k];
-        const float lo2 = dim == 3 ? min2[k] : 0.0f, hi2 = dim == 3 ? max2[k] : 0.0f;
-        size_t j = k + 1;
-#if defined(__SSE2__)
-        const __m128 vhi0 = _mm_set1_ps(hi0), vlo1 = _mm_set1_ps(lo1), vhi1 = _mm_set1_ps(hi1);
-        const __m128 vlo2 = _mm_set1_ps(lo2), vhi2 = _mm_set1_ps(hi2);
-        for (;;) {
-            // Lanes past the window (or past the end: sentinels) fail the first test; min0 is
-            // sorted, so the lanes inside are a prefix: 0b0001, 0b0011, 0b0111 or 0b1111.
-            __m128 in = _mm_cmple_ps(_mm_loadu_ps(min0 + j), vhi0);
-            int inside = _mm_movemask_ps(in);
-            if (inside == 0) break;
-            __m128 ov = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(min1 + j), vhi1),
-                                   _mm_cmpge_ps(_mm_loadu_ps(max1 + j), vlo1));
-            if (dim == 3)
-                ov = _mm_and_ps(ov, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(min2 + j), vhi2),
-                                               _mm_cmpge_ps(_mm_loadu_ps(max2 + j), vlo2)));
-            int hits = _mm_movemask_ps(_mm_and_ps(in, ov));
-            if (hits) {
-                bp_status r = sweep_emit4(sink, perm[k], perm + j, hits);
-                if (r != BP_OK) return r;
-            }
-            if (inside != 15) {
-                c += (uint64_t)__builtin_ctz((unsigned)inside + 1u);
-                break;
-            }
-            c += 4;
-            j += 4;
-        }
-#else
-        for (; min0[j] <= hi0; ++j, ++c) {
-            if (min1[j] <= hi1 && max1[j] >= lo1 && (dim == 2 || (min2[j] <= hi2 && max2[j] >= lo2))) {
-                bp_status r = bp_sink_push(sink, perm[k], perm[j]);
-                if (r != BP_OK) return r;
-            }
-        }
-#endif
-    }
-    *checks += c;
-    return BP_OK;
-}
-
-#if defined(SWEEP_AVX2)
-// The same sweep, eight candidates per step.
-__attribute__((target("avx2"))) static inline bp_status sweep_pairs_avx2(const bp_sweep *s, bp_sink *sink,
-                                                                        uint64_t *checks, const int dim) {
-    const size_t n = s->n, st = s->stride;
-    const float *BP_RESTRICT min0 = s->soa, *BP_RESTRICT max0 = s->soa + st;
-    const float *BP_RESTRICT min1 = s->soa + 2 * st, *BP_RESTRICT max1 = s->soa + 3 * st;
-    const float *BP_RESTRICT min2 = s->soa + 4 * st, *BP_RESTRICT max2 = s->soa + 5 * st;
-    const uint32_t *perm = s->perm;
-    uint64_t c = 0;
-    for (size_t k = 0; k + 1 < n; ++k) {
-        const __m256 vhi0 = _mm256_set1_ps(max0[k]);
-        const __m256 vlo1 = _mm256_set1_ps(min1[k]), vhi1 = _mm256_set1_ps(max1[k]);
-        const __m256 vlo2 = _mm256_set1_ps(dim == 3 ? min2[k] : 0.0f);
-        const __m256 vhi2 = _mm256_set1_ps(dim == 3 ? max2[k] : 0.0f);
-        const uint32_t pk = perm[k];
-        for (size_t j = k + 1;; j += 8) {
-            __m256 in = _mm256_cmp_ps(_mm256_loadu_ps(min0 + j), vhi0, _CMP_LE_OQ);
-            unsigned inside = (unsigned)_mm256_movemask_ps(in);
-            if (inside == 0) break;
-            __m256 ov = _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(min1 + j), vhi1, _CMP_LE_OQ),
-                                      _mm256_cmp_ps(_mm256_loadu_ps(max1 + j), vlo1, _CMP_GE_OQ));
-            if (dim == 3)
-                ov = _mm256_and_ps(ov, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(min2 + j), vhi2, _CMP_LE_OQ),
-                                                     _mm256_cmp_ps(_mm256_loadu_ps(max2 + j), vlo2, _CMP_GE_OQ)));
-            unsigned hits = (unsigned)_mm256_movemask_ps(_mm256_and_ps(in, ov));
-            if (hits) {
-                bp_status r = bp_sink_room(sink, 8);
-                if (r != BP_OK) return r;
-                for (unsigned b = 0; b < 8; ++b) bp_sink_put(sink, pk, perm[j + b], (hits >> b) & 1u);
-            }
-            if (inside != 0xffu) {
-                c += (uint64_t)__builtin_ctz(inside + 1u);
-                break;
-            }
-            c += 8;
-        }
-    }
-    *checks += c;
-    return BP_OK;
-}
-
-static bool sweep_has_avx2(void) {
-    static int cached = -1;  // benign race: every thread computes the same value
-    if (cached < 0) cached = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return cached == 1;
-}
-#endif
-
-static bp_status sweep_pairs2(const bp_sweep *s, bp_sink *sink, uint64_t *checks) {
-#if defined(SWEEP_AVX2)
-    if (sweep_has_avx2()) return sweep_pairs_avx2(s, sink, checks, 2);
-#endif
-    return sweep_pairs(s, sink, checks, 2);
-}
-
-static bp_status sweep_pairs3(const bp_sweep *s, bp_sink *sink, uint64_t *checks) {
-#if defined(SWEEP_AVX2)
-    if (sweep_has_avx2()) return sweep_pairs_avx2(s, sink, checks, 3);
-#endif
-    return sweep_pairs(s, sink, checks, 3);
-}
-
 static bp_status sweep_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
     bp_sweep *s = (bp_sweep *)m;
     const bp_context_def *def = bp_context_def_of(m->ctx);
@@ -330,7 +193,7 @@ static bp_status sweep_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *s
         s->ordered = false;
         return st;
     }
-    return f->dim == 2 ? sweep_pairs2(s, sink, checks) : sweep_pairs3(s, sink, checks);
+    return bp_sweep_soa(s->soa, s->n, s->stride, f->dim, s->perm, false, sink, checks);
 }
 
 // First sorted position whose min on the sweep axis is >= x (binary search).
@@ -393,20 +256,7 @@ static bp_status sweep_validate(const bp_algorithm *m, const bp_frame *f) {
         if (s->soa[k] != b[a] || s->soa[s->stride + k] != b[d + a]) return BP_ERR_INVALID_ARG;
         if (k > 0 && s->soa[k - 1] > s->soa[k]) return BP_ERR_INVALID_ARG;
     }
-    // A permutation: every index seen exactly once (a bitmap; validation may allocate).
-    bp_context *ctx = m->ctx;
-    size_t bytes = (s->n + 7) / 8 + 1;
-    unsigned char *seen = bp_alloc(ctx, bytes);
-    if (!seen) return BP_ERR_NOMEM;
-    memset(seen, 0, bytes);
-    bp_status st = BP_OK;
-    for (size_t k = 0; k < s->n && st == BP_OK; ++k) {
-        uint32_t i = s->perm[k];
-        if (seen[i / 8] & (1u << (i % 8))) st = BP_ERR_INVALID_ARG;
-        seen[i / 8] |= (unsigned char)(1u << (i % 8));
-    }
-    bp_free(ctx, seen, bytes);
-    return st;
+    return bp_check_permutation(m->ctx, s->perm, s->n);
 }
 
 const bp_algorithm_class bp_sweep_class = {

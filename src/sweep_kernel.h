@@ -1,0 +1,22 @@
+// The sort-and-sweep pair loop, shared by sort-and-sweep (the whole set) and RDC (each final
+// group): written once, SSE2 and, where the CPU has it, AVX2.
+#ifndef BP_SWEEP_KERNEL_H
+#define BP_SWEEP_KERNEL_H
+
+#include "core.h"
+
+/// Floats of +inf sentinels each array needs after its last box: the widest block read past it.
+#define BP_SWEEP_PAD 8
+
+/// Reports every overlapping pair among n boxes held as a structure of arrays sorted by their
+/// min on the sweep axis. `soa` holds 2 * dim arrays of `stride` floats (stride >= n +
+/// BP_SWEEP_PAD): min and max on the sweep axis, then min and max of each other axis in turn;
+/// every array is +inf from n to n + BP_SWEEP_PAD. idx[k] is the object of row k. Box k meets
+/// only the rows j > k with min[j] <= max[k] on the sweep axis (sorted mins: a prefix), so the
+/// scan stops at the first min past it. check_lo: also require max[j] >= min[k] on the sweep
+/// axis (needed only when the sorted mins are not the boxes' own, e.g. adjusted by an epsilon).
+/// Adds the candidates tested to *checks.
+bp_status bp_sweep_soa(const float *soa, size_t n, size_t stride, int dim, const uint32_t *idx, bool check_lo,
+                       bp_sink *sink, uint64_t *checks);
+
+#endif
