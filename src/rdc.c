@@ -101,9 +101,9 @@ typedef struct bp_rdc {
     uint32_t *qstack;      // region-query stack of node indices
     size_t qstack_cap;
     uint64_t resorts;      // top-level sorts that fell back to the radix sort
-    // Largest needs seen so far (nodes, task stack, no-gap buckets, structure-of-arrays floats):
-    // each frame reserves them with headroom first, so warm frames allocate nothing.
-    size_t nodes_peak, tasks_peak, cover_peak, soa_peak;
+    // Largest needs seen so far (nodes, task stack): each frame reserves them with headroom
+    // first, so warm frames allocate nothing.
+    size_t nodes_peak, tasks_peak;
 } bp_rdc;
 
 static bp_status rdc_create(bp_context *ctx, bp_algorithm **out) {
@@ -204,7 +204,6 @@ static bp_status rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, in
     double want = 8.0 * extent / (mean_size > 0.0 ? mean_size : extent);
     size_t nb = want < 1.0 ? 1 : (want > (double)(2 * m) ? 2 * m : (size_t)want);
     const double scale = (double)nb / extent;
-    if (nb + 1 > r->cover_peak) r->cover_peak = nb + 1;
     BP_RESERVE_DISCARD(r->base.ctx, r->cover, r->cover_cap, nb + 1);
     int32_t *cover = r->cover;
     const float *src = r->src;
@@ -532,9 +531,7 @@ static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t
         const rdc_node *nd = &r->nodes[i];
         if (!nd->count && nd->end - nd->begin > largest) largest = nd->end - nd->begin;
     }
-    const size_t soa_need = (largest + BP_SWEEP_PAD) * (size_t)(2 * f->dim);
-    if (soa_need > r->soa_peak) r->soa_peak = soa_need;
-    BP_RESERVE_DISCARD(r->base.ctx, r->soa, r->soa_cap, soa_need);
+    BP_RESERVE_DISCARD(r->base.ctx, r->soa, r->soa_cap, (largest + BP_SWEEP_PAD) * (size_t)(2 * f->dim));
     for (size_t i = 0; i < r->node_count; ++i) {
         const rdc_node *nd = &r->nodes[i];
         if (nd->count || nd->end - nd->begin < 2) continue;
@@ -580,8 +577,9 @@ static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sin
     // address space, not page faults.
     BP_RESERVE(ctx, r->nodes, r->nodes_cap, rdc_ahead(r->nodes_cap, r->nodes_peak, 2 * n + 1));
     BP_RESERVE(ctx, r->tasks, r->tasks_cap, rdc_ahead(r->tasks_cap, r->tasks_peak, 2 * n + 1));
-    BP_RESERVE_DISCARD(ctx, r->cover, r->cover_cap, rdc_ahead(r->cover_cap, r->cover_peak, 2 * n + 1));
-    BP_RESERVE_DISCARD(ctx, r->soa, r->soa_cap, rdc_ahead(r->soa_cap, r->soa_peak, (n + BP_SWEEP_PAD) * (size_t)(2 * d)));
+    // The buckets and the group copy are small at their bound (8 and 8 * dim bytes a box): all of it.
+    BP_RESERVE_DISCARD(ctx, r->cover, r->cover_cap, 2 * n + 1);
+    BP_RESERVE_DISCARD(ctx, r->soa, r->soa_cap, (n + BP_SWEEP_PAD) * (size_t)(2 * d));
 
     r->dim = d;
     r->eps = eps;
