@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "context.h"
 #include "radix_sort.h"
 
@@ -221,7 +225,67 @@ static inline bp_status bp_load_dim(bp_frame *f, float *BP_RESTRICT dst, const f
     return BP_OK;
 }
 
+#if defined(__SSE2__)
+// bp_load_dim for 2D, one box per 4-lane register: [min x, min y, max x, max y]. The same
+// arithmetic lane by lane (the double sums come out bit for bit equal), a quarter of the
+// instructions: the load was a fifth of a 10,000-box frame's work.
+static bp_status bp_load2_sse(bp_frame *f, float *BP_RESTRICT dst, const float *BP_RESTRICT src, size_t n) {
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 fmax = _mm_set1_ps(3.40282347e38f), fmin = _mm_set1_ps(-3.40282347e38f);
+    // Lanes 0 and 1 of lo and smax, lanes 2 and 3 of hi carry the result.
+    __m128 lo = _mm_setr_ps(f->lo[0], f->lo[1], f->lo[0], f->lo[1]);
+    __m128 hi = _mm_setr_ps(f->hi[0], f->hi[1], f->hi[0], f->hi[1]);
+    __m128 smax = _mm_setr_ps(f->size_max[0], f->size_max[1], f->size_max[0], f->size_max[1]);
+    __m128 ok = _mm_cmpeq_ps(zero, zero);
+    __m128d ssum = _mm_setzero_pd(), csum = _mm_setzero_pd(), csq = _mm_setzero_pd();
+    const __m128d half = _mm_set1_pd(0.5);
+    for (size_t k = 0; k < n; ++k) {
+        const __m128 v = _mm_add_ps(_mm_loadu_ps(src + 4 * k), zero);  // -0.0 becomes +0.0
+        _mm_storeu_ps(dst + 4 * k, v);
+        const __m128 vmax = _mm_movehl_ps(v, v);  // [max x, max y, max x, max y]
+        // All four values finite and min <= max (NaN fails every comparison).
+        ok = _mm_and_ps(ok, _mm_and_ps(_mm_cmpge_ps(v, fmin), _mm_and_ps(_mm_cmple_ps(v, fmax), _mm_cmple_ps(v, vmax))));
+        lo = _mm_min_ps(lo, v);
+        hi = _mm_max_ps(hi, v);
+        smax = _mm_max_ps(smax, _mm_sub_ps(vmax, v));
+        const __m128d dmn = _mm_cvtps_pd(v), dmx = _mm_cvtps_pd(vmax);
+        ssum = _mm_add_pd(ssum, _mm_sub_pd(dmx, dmn));
+        const __m128d c = _mm_mul_pd(half, _mm_add_pd(dmn, dmx));
+        csum = _mm_add_pd(csum, c);
+        csq = _mm_add_pd(csq, _mm_mul_pd(c, c));
+    }
+    if (_mm_movemask_ps(ok) != 0xf) {
+        for (size_t k = 0; k < n; ++k) {
+            const float *b = src + 4 * k;
+            for (int e = 0; e < 2; ++e)
+                if (!(b[e] >= -3.40282347e38f && b[2 + e] <= 3.40282347e38f && b[e] <= b[2 + e]))
+                    return bp_classify_box(b, 2);
+        }
+    }
+    float l[4], h[4], m[4];
+    double ss[2], cs[2], cq[2];
+    _mm_storeu_ps(l, lo);
+    _mm_storeu_ps(h, hi);
+    _mm_storeu_ps(m, smax);
+    _mm_storeu_pd(ss, ssum);
+    _mm_storeu_pd(cs, csum);
+    _mm_storeu_pd(cq, csq);
+    for (int a = 0; a < 2; ++a) {
+        f->lo[a] = l[a];
+        f->hi[a] = h[2 + a];
+        f->size_max[a] = nextafterf(m[a], INFINITY);  // an upper bound, as in bp_load_dim
+        f->size_sum[a] += ss[a];
+        f->center_sum[a] += cs[a];
+        f->center_sq[a] += cq[a];
+    }
+    return BP_OK;
+}
+#endif
+
 static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, int dim) {
+#if defined(__SSE2__)
+    if (dim == 2) return bp_load2_sse(f, dst, src, n);
+#endif
     return dim == 2 ? bp_load_dim(f, dst, src, n, 2) : bp_load_dim(f, dst, src, n, 3);
 }
 
