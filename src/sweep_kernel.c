@@ -108,7 +108,20 @@ __attribute__((target("avx2"))) static inline bp_status kernel_sweep_avx2(const 
             if (hits) {
                 bp_status r = bp_sink_room(sink, 8);
                 if (r != BP_OK) return r;
-                for (unsigned b = 0; b < 8; ++b) bp_sink_put(sink, ik, idx[j + b], (hits >> b) & 1u);
+                if (hits == 0xffu && !sink->split) {
+                    // Eight pairs at once, (min, max) each, in two stores: dense scenes (`line`:
+                    // every candidate a pair) are bound by writing pairs.
+                    const __m256i va = _mm256_set1_epi32((int)ik);
+                    const __m256i vb = _mm256_loadu_si256((const __m256i *)(const void *)(idx + j));
+                    const __m256i lo = _mm256_min_epu32(va, vb), hi = _mm256_max_epu32(va, vb);
+                    const __m256i ul = _mm256_unpacklo_epi32(lo, hi), uh = _mm256_unpackhi_epi32(lo, hi);
+                    bp_pair *out = sink->buf + sink->count;
+                    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(ul, uh, 0x20));
+                    _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_permute2x128_si256(ul, uh, 0x31));
+                    sink->count += 8;
+                } else {
+                    for (unsigned b = 0; b < 8; ++b) bp_sink_put(sink, ik, idx[j + b], (hits >> b) & 1u);
+                }
             }
             if (inside != 0xffu) {
                 c += (uint64_t)__builtin_ctz(inside + 1u);
