@@ -152,17 +152,22 @@ typedef struct bp_context_def {
         bool coherence;      ///< reuse last frame's order (adaptive insertion sort). Default true.
     } sweep;
     struct {
-        float cell_size;     ///< 0: automatic (see docs/methods.md)
+        /// Finest cell edge; 0: automatic, about 1.5 mean extents in 2D, 1.25 in 3D (docs/grid.md).
+        float cell_size;
     } grid;
     struct {
-        int levels;          ///< 0: automatic
-        bool loose;          ///< loose cells (placement by centre and size)
+        /// Finest level L (2^L cells per axis); 0: automatic from n and sizes (docs/quadtree.md).
+        int levels;
+        /// Loose cells (placement by centre and size). Default false: the seed's strict placement,
+        /// which tests fewer candidates on every scene measured and is faster on all but the small,
+        /// dense `seed` scene (docs/quadtree.md).
+        bool loose;
         bool fixed_world;    ///< use world_min/world_max instead of the boxes' bounds
         float world_min[3];
         float world_max[3];
     } quadtree;
     struct {
-        uint32_t threshold;  ///< group size below which a group is brute-forced; 0: automatic
+        uint32_t threshold;  ///< groups of at most this many boxes are brute-forced; 0: automatic (8)
         float epsilon;       ///< shrink (>0) or grow (<0) intervals; 0: closed-interval rule
     } rdc;
 } bp_context_def;

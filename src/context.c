@@ -244,7 +244,8 @@ static bp_status bp_load2_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
         _mm_storeu_ps(dst + 4 * k, v);
         const __m128 vmax = _mm_movehl_ps(v, v);  // [max x, max y, max x, max y]
         // All four values finite and min <= max (NaN fails every comparison).
-        ok = _mm_and_ps(ok, _mm_and_ps(_mm_cmpge_ps(v, fmin), _mm_and_ps(_mm_cmple_ps(v, fmax), _mm_cmple_ps(v, vmax))));
+        const __m128 finite = _mm_and_ps(_mm_cmpge_ps(v, fmin), _mm_cmple_ps(v, fmax));
+        ok = _mm_and_ps(ok, _mm_and_ps(finite, _mm_cmple_ps(v, vmax)));
         lo = _mm_min_ps(lo, v);
         hi = _mm_max_ps(hi, v);
         smax = _mm_max_ps(smax, _mm_sub_ps(vmax, v));
