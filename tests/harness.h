@@ -194,11 +194,13 @@ typedef struct bpt_boxes {
     int dim;
 } bpt_boxes;
 
+// cap counts floats: the same array serves 2D and 3D boxes in turn.
 static inline void bpt_boxes_resize(bpt_boxes *b, int dim, size_t n) {
     b->dim = dim;
-    if (n > b->cap) {
-        b->v = bpt_xrealloc(b->v, n * (size_t)(2 * dim) * sizeof *b->v);
-        b->cap = n;
+    const size_t floats = n * (size_t)(2 * dim);
+    if (floats > b->cap) {
+        b->v = bpt_xrealloc(b->v, floats * sizeof *b->v);
+        b->cap = floats;
     }
     b->n = n;
 }

@@ -236,6 +236,50 @@ static void case_def(int argc, char **argv) {
     bp_context_destroy(ctx);
 }
 
+// AUTO's rule (docs/methods.md): brute force for a handful of boxes, the grid for thousands
+// spread over two axes or more, sort-and-sweep for boxes along a line or below the grid's size,
+// in 2D and 3D; and it does not flip between frames on the same scene. When the grid is not
+// built, sweep instead.
+static void case_auto_rule(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    const bp_method grid = bp_method_available(BP_METHOD_GRID) ? BP_METHOD_GRID : BP_METHOD_SWEEP;
+    bpt_rng r = bpt_rng_make(11);
+    bpt_boxes b = {0};
+    bp_stats st;
+    for (int d = 2; d <= 3; ++d) {
+        bp_context *ctx = bpt_context(BP_METHOD_AUTO, d, NULL);
+        struct {
+            size_t n;
+            bool line;  // every centre on x in [0, 1]
+            bp_method want;
+        } cases[] = {{10, false, BP_METHOD_BRUTE}, {1000, false, BP_METHOD_SWEEP}, {5000, false, grid},
+                     {5000, true, d == 2 ? BP_METHOD_SWEEP : grid}};
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+            const size_t n = cases[c].n;
+            bpt_note("%dD, n = %zu%s", d, n, cases[c].line ? ", on a line" : "");
+            // Unit-size boxes spread over a world of 10 sqrt(n) per axis: centres' spread about
+            // 3 sqrt(n) extents, far past AUTO's threshold from a few hundred boxes.
+            bpt_random_boxes(&r, &b, d, n, 10.0 * sqrt((double)n), 0.5, 1.5);
+            if (cases[c].line)
+                for (size_t k = 0; k < n; ++k) {
+                    float *box = bpt_box(&b, k);
+                    box[0] = 0.0f;
+                    box[d] = 1.0f;
+                }
+            for (int frame = 0; frame < 3; ++frame) {
+                CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_BUFFER, &got));
+                CHECK_OK(bp_get_stats(ctx, &st));
+                CHECK_MSG(st.method == cases[c].want, "AUTO chose %s, want %s", bp_method_name(st.method),
+                          bp_method_name(cases[c].want));
+                bpt_jiggle(&r, &b, 0.1);
+            }
+        }
+        bp_context_destroy(ctx);
+    }
+    bpt_boxes_free(&b);
+}
+
 static void case_destroy_null(int argc, char **argv) {
     (void)argc, (void)argv;
     bp_context_destroy(NULL);
@@ -268,7 +312,7 @@ static void case_method_list(int argc, char **argv) {
 static const bpt_case cases[] = {
     {"stats", case_stats},   {"sorted", case_sorted},         {"batches", case_batches},
     {"debug_draw", case_debug_draw}, {"names", case_names},   {"def", case_def},
-    {"destroy_null", case_destroy_null}, {"version", case_version}, {"method_list", case_method_list},
+    {"destroy_null", case_destroy_null}, {"auto_rule", case_auto_rule}, {"version", case_version}, {"method_list", case_method_list},
 };
 
 BPT_MAIN(cases)
