@@ -13,7 +13,7 @@
 
 // Below this many boxes AUTO uses brute force: its tight loop beats any structure's set-up.
 // Measured with `broadphase bench` (docs/methods.md).
-#define BP_AUTO_BRUTE_MAX 64
+#define BP_AUTO_BRUTE_MAX 192
 // From this many boxes AUTO considers the grid (even with sweep near 2,000 here, ahead above).
 #define BP_AUTO_GRID_MIN 2048
 // Centre spread, in mean extents, that makes an axis count as spread for AUTO.
