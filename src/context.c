@@ -283,11 +283,79 @@ static bp_status bp_load2_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
 }
 #endif
 
+#if defined(__SSE2__)
+// bp_load_dim for 3D: a box is two overlapping 4-lane loads, [min x, min y, min z, max x] and
+// [min z, max x, max y, max z]; lanes 0..2 of the mins and of the shuffled maxs are the axes.
+// The same arithmetic lane by lane as bp_load_dim, a third of the instructions.
+static bp_status bp_load3_sse(bp_frame *f, float *BP_RESTRICT dst, const float *BP_RESTRICT src, size_t n) {
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 fmax = _mm_set1_ps(3.40282347e38f), fmin = _mm_set1_ps(-3.40282347e38f);
+    __m128 lo = _mm_setr_ps(f->lo[0], f->lo[1], f->lo[2], 0.0f);
+    __m128 hi = _mm_setr_ps(f->hi[0], f->hi[1], f->hi[2], 0.0f);
+    __m128 smax = _mm_setr_ps(f->size_max[0], f->size_max[1], f->size_max[2], 0.0f);
+    __m128 ok = _mm_cmpeq_ps(zero, zero);
+    __m128d ssum01 = _mm_setzero_pd(), csum01 = _mm_setzero_pd(), csq01 = _mm_setzero_pd();
+    __m128d ssum2 = _mm_setzero_pd(), csum2 = _mm_setzero_pd(), csq2 = _mm_setzero_pd();
+    const __m128d half = _mm_set1_pd(0.5);
+    for (size_t k = 0; k < n; ++k) {
+        const __m128 a = _mm_add_ps(_mm_loadu_ps(src + 6 * k), zero);      // -0.0 becomes +0.0
+        const __m128 b = _mm_add_ps(_mm_loadu_ps(src + 6 * k + 2), zero);
+        _mm_storeu_ps(dst + 6 * k, a);
+        _mm_storeu_ps(dst + 6 * k + 2, b);
+        const __m128 mx = _mm_shuffle_ps(b, b, _MM_SHUFFLE(3, 3, 2, 1));  // [max x, max y, max z, max z]
+        const __m128 finite = _mm_and_ps(_mm_cmpge_ps(a, fmin), _mm_cmple_ps(mx, fmax));
+        ok = _mm_and_ps(ok, _mm_and_ps(finite, _mm_cmple_ps(a, mx)));
+        lo = _mm_min_ps(lo, a);
+        hi = _mm_max_ps(hi, mx);
+        smax = _mm_max_ps(smax, _mm_sub_ps(mx, a));
+        const __m128d mn01 = _mm_cvtps_pd(a), mx01 = _mm_cvtps_pd(mx);
+        const __m128d mn2 = _mm_cvtps_pd(_mm_movehl_ps(a, a)), mx2 = _mm_cvtps_pd(_mm_movehl_ps(mx, mx));
+        ssum01 = _mm_add_pd(ssum01, _mm_sub_pd(mx01, mn01));
+        ssum2 = _mm_add_pd(ssum2, _mm_sub_pd(mx2, mn2));
+        const __m128d c01 = _mm_mul_pd(half, _mm_add_pd(mn01, mx01)), c2 = _mm_mul_pd(half, _mm_add_pd(mn2, mx2));
+        csum01 = _mm_add_pd(csum01, c01);
+        csum2 = _mm_add_pd(csum2, c2);
+        csq01 = _mm_add_pd(csq01, _mm_mul_pd(c01, c01));
+        csq2 = _mm_add_pd(csq2, _mm_mul_pd(c2, c2));
+    }
+    // Lane 3 compares max x with max z: not a condition; only lanes 0..2 count.
+    if ((_mm_movemask_ps(ok) & 7) != 7) {
+        for (size_t k = 0; k < n; ++k) {
+            const float *b = src + 6 * k;
+            for (int e = 0; e < 3; ++e)
+                if (!(b[e] >= -3.40282347e38f && b[3 + e] <= 3.40282347e38f && b[e] <= b[3 + e]))
+                    return bp_classify_box(b, 3);
+        }
+    }
+    float l[4], h[4], m[4];
+    double ss[4], cs[4], cq[4];
+    _mm_storeu_ps(l, lo);
+    _mm_storeu_ps(h, hi);
+    _mm_storeu_ps(m, smax);
+    _mm_storeu_pd(ss, ssum01);
+    _mm_storeu_pd(ss + 2, ssum2);
+    _mm_storeu_pd(cs, csum01);
+    _mm_storeu_pd(cs + 2, csum2);
+    _mm_storeu_pd(cq, csq01);
+    _mm_storeu_pd(cq + 2, csq2);
+    for (int x = 0; x < 3; ++x) {
+        f->lo[x] = l[x];
+        f->hi[x] = h[x];
+        f->size_max[x] = nextafterf(m[x], INFINITY);  // an upper bound, as in bp_load_dim
+        f->size_sum[x] += ss[x];
+        f->center_sum[x] += cs[x];
+        f->center_sq[x] += cq[x];
+    }
+    return BP_OK;
+}
+#endif
+
 static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, int dim) {
 #if defined(__SSE2__)
-    if (dim == 2) return bp_load2_sse(f, dst, src, n);
-#endif
+    return dim == 2 ? bp_load2_sse(f, dst, src, n) : bp_load3_sse(f, dst, src, n);
+#else
     return dim == 2 ? bp_load_dim(f, dst, src, n, 2) : bp_load_dim(f, dst, src, n, 3);
+#endif
 }
 
 static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const float *b, size_t nb) {
