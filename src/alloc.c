@@ -11,19 +11,24 @@
 
 #include "context.h"
 
-// Blocks this large get transparent huge pages where the system has them: first touching fresh
-// memory costs a page fault per 4 KiB (measured here: about 4 ms per MiB on 4 KiB pages, a
-// quarter of that on 2 MiB pages), and a million-box frame touches tens of MiB on its first call.
-#define BP_HUGE_BLOCK ((size_t)4 << 20)
+// Blocks this large get transparent huge pages where the system has them, rounded up to whole
+// 2 MiB pages: first touching fresh memory costs a page fault per 4 KiB (measured here: about
+// 4 ms per MiB on 4 KiB pages, a quarter of that on 2 MiB pages), a million-box frame touches
+// tens of MiB on its first call, and fewer TLB misses made sweep 8-10% faster at 100,000 boxes
+// (arrays of 1.2 to 3.2 MiB) for at most 2 MiB of slack per block.
+#define BP_HUGE_BLOCK ((size_t)1 << 20)
 #define BP_HUGE_ALIGN ((size_t)2 << 20)
 
 void *bp_default_alloc(size_t size, size_t align, void *user) {
     (void)user;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (size >= BP_HUGE_BLOCK) {
+        // Whole huge pages: a block that ends inside one would get 4 KiB pages for its tail.
+        const size_t whole = (size + BP_HUGE_ALIGN - 1) & ~(BP_HUGE_ALIGN - 1);
+        if (whole < size) return NULL;
         void *p = NULL;
-        if (posix_memalign(&p, BP_HUGE_ALIGN, size) != 0) return NULL;
-        madvise(p, size, MADV_HUGEPAGE);  // advice only: failure changes nothing
+        if (posix_memalign(&p, BP_HUGE_ALIGN, whole) != 0) return NULL;
+        madvise(p, whole, MADV_HUGEPAGE);  // advice only: failure changes nothing
         return p;
     }
 #endif
