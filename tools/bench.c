@@ -32,6 +32,9 @@
 #define BM_NAIVE_NS_PER_CHECK 5.0
 // --check compares with brute force up to this many boxes, with sweep above.
 #define BM_CHECK_BRUTE_MAX 20000
+// Peers are always compared, so with the cheaper reference sooner: brute force up to this many
+// boxes, sweep above (sweep itself equals brute force: tests/test_oracle.c, --check).
+#define BM_PEER_BRUTE_MAX 2000
 
 typedef enum { BM_LIB, BM_RESORT, BM_NAIVE } bm_kind;
 
@@ -417,7 +420,7 @@ done:
 
 // Runs peer pk on one scene/N under the same rules as bm_run: frame 0 (the peer's build) untimed,
 // frames 1..F timed around bp_peer_step with the same clock. Its exact pairs are compared with
-// ours (brute force up to BM_CHECK_BRUTE_MAX boxes, sweep above) every frame, after timing; a
+// ours (brute force up to BM_PEER_BRUTE_MAX boxes, sweep above) every frame, after timing; a
 // difference marks it wrong (the first one is kept). A step past 5 s of processor time (the
 // adapters' limit, so the build counts too) or a first timed frame past 5 s skips it. Returns 0,
 // or -1 on an error (message printed). With `mem`: no comparison, peak memory measured.
@@ -448,7 +451,7 @@ static int bm_run_peer(const bm_opts *o, bp_scene_kind kind, size_t n, size_t pk
     if (!mem) {
         bp_context_def def = bp_default_context_def();
         def.dimension = o->dim;
-        def.method = n <= BM_CHECK_BRUTE_MAX ? BP_METHOD_BRUTE : BP_METHOD_SWEEP;
+        def.method = n <= BM_PEER_BRUTE_MAX ? BP_METHOD_BRUTE : BP_METHOD_SWEEP;
         def.sort_pairs = true;  // bp_peer_compare wants (i, j) order
         st = bp_context_create(&def, &ref);
         if (st != BP_OK) {
@@ -632,7 +635,7 @@ static const char bm_usage[] =
     "                 chipmunk-hash, chipmunk-bbtree, chipmunk-bbtree-vel, chipmunk-sweep1d,\n"
     "                 box2d-broadphase, bullet-dbvt, bullet-sap, cgal-box. Each peer's update\n"
     "                 and pair search is timed; its exact pairs are compared with ours (brute\n"
-    "                 force at N <= 20000, sweep above) every frame after timing, and a peer that\n"
+    "                 force at N <= 2000, sweep above) every frame after timing, and a peer that\n"
     "                 differs is shown as WRONG (first differing frame: pairs missing/extra)\n"
     "  --frames F     timed frames (default 20)\n"
     "  --format FMT   table (default), csv with the columns\n"
