@@ -9,10 +9,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +87,8 @@ typedef struct bm_opts {
     bool peers[BM_PEER_MAX];
     bool method_given, all_peers;
     int frames;
+    int frames_at[32];    // --frames F,F,...: one count per --n value
+    size_t frames_count;  // 0: every N gets `frames`
     enum { BM_TABLE, BM_CSV, BM_JSON } format;
     uint64_t seed;
     bool check, memory;
@@ -418,6 +422,33 @@ done:
     return rc;
 }
 
+// The peers run in a forked child (bm_run_peer_child) with a watchdog: a processor-time timer
+// armed around each step. The adapters stop themselves at 5 s in their own loops, but not inside
+// every loop of the peer library (Box2D's tree queries in UpdatePairs, for one, take half a
+// minute at N = 1,000,000); the timer's handler reports "skipped" through the pipe and ends the
+// child. bm_watchdog_fd is the pipe's write end in the child, -1 elsewhere.
+static int bm_watchdog_fd = -1;
+typedef struct bm_child_msg {
+    int rc;
+    bm_result res;
+} bm_child_msg;
+static bm_child_msg bm_watchdog_msg;  // "skipped", filled before arming: the handler only writes it
+
+static void bm_on_watchdog(int sig) {
+    (void)sig;
+    ssize_t w = write(bm_watchdog_fd, &bm_watchdog_msg, sizeof bm_watchdog_msg);
+    _exit(w == (ssize_t)sizeof bm_watchdog_msg ? 0 : 1);
+}
+
+// Arms (seconds > 0) or disarms the processor-time watchdog.
+static void bm_watchdog(double seconds) {
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = (time_t)seconds;
+    it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+    setitimer(ITIMER_PROF, &it, NULL);
+}
+
 // Runs peer pk on one scene/N under the same rules as bm_run: frame 0 (the peer's build) untimed,
 // frames 1..F timed around bp_peer_step with the same clock. Its exact pairs are compared with
 // ours (brute force up to BM_PEER_BRUTE_MAX boxes, sweep above) every frame, after timing; a
@@ -472,9 +503,11 @@ static int bm_run_peer(const bm_opts *o, bp_scene_kind kind, size_t n, size_t pk
         if (f > 0) bp_scene_step(&scene);
         bp_scene_boxes(&scene, boxes);
         for (size_t i = 0; i < n * d; ++i) vel[i] = (float)scene.v[i];
+        if (bm_watchdog_fd >= 0) bm_watchdog(BM_SKIP_SECONDS);
         double t0 = bm_now();
         int prc = bp_peer_step(peer, boxes, n, vel);
         double t = bm_now() - t0;
+        if (bm_watchdog_fd >= 0) bm_watchdog(0.0);
         if (prc == BP_PEER_TOO_SLOW) {
             res->outcome = BM_SKIPPED;
             res->estimate_s = 0.0;  // stopped at the limit: only "over 5 s" is known
@@ -535,6 +568,62 @@ done:
     free(boxes);
     bp_scene_free(&scene);
     return rc;
+}
+
+// bm_run_peer in a forked child with the watchdog (above); same contract. A child that dies
+// (a peer crashing) is reported as failed.
+static int bm_run_peer_child(const bm_opts *o, bp_scene_kind kind, size_t n, size_t pk, bm_result *res) {
+    memset(res, 0, sizeof *res);
+    res->outcome = BM_FAILED;
+    fflush(stdout);
+    fflush(stderr);
+    int fd[2];
+    if (pipe(fd) != 0) return bm_run_peer(o, kind, n, pk, res, NULL);  // no isolation, no watchdog
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return bm_run_peer(o, kind, n, pk, res, NULL);
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        bm_watchdog_fd = fd[1];
+        memset(&bm_watchdog_msg, 0, sizeof bm_watchdog_msg);
+        bm_watchdog_msg.res.outcome = BM_SKIPPED;  // estimate 0: "stopped at 5 s of processor time"
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = bm_on_watchdog;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGPROF, &sa, NULL) != 0) bm_watchdog_fd = -1;
+        bm_child_msg msg;
+        memset(&msg, 0, sizeof msg);
+        msg.rc = bm_run_peer(o, kind, n, pk, &msg.res, NULL);
+        bm_watchdog(0.0);
+        ssize_t w = write(fd[1], &msg, sizeof msg);
+        fflush(stderr);
+        _exit(w == (ssize_t)sizeof msg ? 0 : 1);  // no atexit handlers, no second stdio flush
+    }
+    close(fd[1]);
+    bm_child_msg msg;
+    char *buf = (char *)&msg;
+    size_t len = 0;
+    while (len < sizeof msg) {
+        ssize_t got = read(fd[0], buf + len, sizeof msg - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        len += (size_t)got;
+    }
+    close(fd[0]);
+    int wst = 0;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {
+    }
+    if (len != sizeof msg) {
+        fprintf(stderr, "broadphase bench: %s on %s N = %zu: the child process died%s\n", bp_peer_name(pk),
+                bp_scene_name(kind), n, WIFSIGNALED(wst) ? " on a signal" : "");
+        return -1;
+    }
+    *res = msg.res;
+    return msg.rc;
 }
 
 // --memory: runs row `row` again in a fresh process (this program re-executed with the hidden
@@ -612,7 +701,7 @@ static int bm_memory_child(const bm_opts *o, const char *name) {
 
 static const char bm_usage[] =
     "usage: broadphase bench [--scene NAME|all] [--n N[,N...]] [--dim 2|3] [--method NAME[,NAME...]|all]\n"
-    "                        [--peers] [--frames F] [--format table|csv|json] [--seed S] [--check]\n"
+    "                        [--peers] [--frames F[,F...]] [--format table|csv|json] [--seed S] [--check]\n"
     "                        [--memory] [--out DIR]\n"
     "\n"
     "Times the broad phase on the scenes of SCENES.md: each method replays the scene from frame 0\n"
@@ -637,7 +726,8 @@ static const char bm_usage[] =
     "                 and pair search is timed; its exact pairs are compared with ours (brute\n"
     "                 force at N <= 2000, sweep above) every frame after timing, and a peer that\n"
     "                 differs is shown as WRONG (first differing frame: pairs missing/extra)\n"
-    "  --frames F     timed frames (default 20)\n"
+    "  --frames F     timed frames (default 20); F,F,... gives each --n value its own count\n"
+    "                 (e.g. --n 10000,100000,1000000 --frames 20,20,5)\n"
     "  --format FMT   table (default), csv with the columns\n"
     "                 scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,\n"
     "                 status,peak_bytes (kind ours|peer; status ok|skipped|wrong|failed; a skipped\n"
@@ -712,6 +802,46 @@ static bool bm_parse_methods(const char *v, bm_opts *o) {
         o->methods[k] = true;
     }
     return true;
+}
+
+// --frames F or F,F,... (one per --n value, e.g. fewer frames at the largest N).
+static bool bm_parse_frames(const char *v, bm_opts *o) {
+    char buf[512];
+    if (strlen(v) >= sizeof buf) return false;
+    strcpy(buf, v);
+    o->frames_count = 0;
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = '\0';
+        uint64_t f;
+        if (!bp_parse_u64(tok, &f) || f < 1 || f > 1000000) {
+            fprintf(stderr, "broadphase bench: --frames wants counts from 1 to 1000000, not '%s'\n", tok);
+            return false;
+        }
+        if (o->frames_count == sizeof o->frames_at / sizeof o->frames_at[0]) {
+            fprintf(stderr, "broadphase bench: too many --frames values\n");
+            return false;
+        }
+        o->frames_at[o->frames_count++] = (int)f;
+    }
+    o->frames = o->frames_at[0];
+    if (o->frames_count == 1) o->frames_count = 0;
+    return true;
+}
+
+// "20" or "20/20/5": the frames of a scene's columns, for titles.
+static void bm_frames_text(const bm_opts *o, char *buf, size_t size) {
+    if (!o->frames_count) {
+        snprintf(buf, size, "%d", o->frames);
+        return;
+    }
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < o->frames_count && len < size; ++k) {
+        int w = snprintf(buf + len, size - len, "%s%d", k ? "/" : "", o->frames_at[k]);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
 }
 
 static bool bm_parse_ns(const char *v, bm_opts *o) {
@@ -834,7 +964,7 @@ static int bm_block(const bm_opts *o, bp_scene_kind kind, size_t n, bm_scratch *
     for (size_t k = 0; k < BM_ROW_MAX; ++k) {
         if (!bm_row_on(o, k)) continue;
         if (progress) fprintf(stderr, "\r\033[K%s N = %zu: %s...", bp_scene_name(kind), n, bm_row_name(k));
-        int rc = bm_row_is_peer(k) ? bm_run_peer(o, kind, n, k - BM_METHOD_COUNT, &res[k], NULL)
+        int rc = bm_row_is_peer(k) ? bm_run_peer_child(o, kind, n, k - BM_METHOD_COUNT, &res[k])
                                    : bm_run(o, kind, n, &bm_methods[k], &res[k], sc, NULL);
         if (rc == 0 && o->memory && n == o->n_max && res[k].outcome == BM_RAN) {
             if (progress) fprintf(stderr, "\r\033[K%s N = %zu: %s memory...", bp_scene_name(kind), n, bm_row_name(k));
@@ -890,7 +1020,9 @@ static bool bm_any_peer(const bm_opts *o) {
 // the best of each side and their ratio; with --memory, bytes per object at the largest N.
 static void bm_print_summary(const bm_opts *o, bp_scene_kind kind, const size_t *ns, size_t count,
                              const bm_result *all) {
-    printf("\n%s %dD: mean ms per frame (frames %d, seed %llu)\n", bp_scene_name(kind), o->dim, o->frames,
+    char ftext[200];
+    bm_frames_text(o, ftext, sizeof ftext);
+    printf("\n%s %dD: mean ms per frame (frames %s, seed %llu)\n", bp_scene_name(kind), o->dim, ftext,
            (unsigned long long)o->seed);
     printf("%-22s", "method");
     for (size_t c = 0; c < count; ++c) printf(" %16zu", ns[c]);
@@ -954,8 +1086,10 @@ static bool bm_plot(const bm_opts *o, bp_scene_kind kind, const size_t *ns, size
         return true;
     }
     fprintf(f, "set terminal pngcairo noenhanced size 960,640\nset output '%s.png'\n", base);
-    fprintf(f, "set title '%s %dD: mean ms per frame (%d frames, seed %llu)'\n", bp_scene_name(kind), o->dim,
-            o->frames, (unsigned long long)o->seed);
+    char ftext[200];
+    bm_frames_text(o, ftext, sizeof ftext);
+    fprintf(f, "set title '%s %dD: mean ms per frame (frames %s, seed %llu)'\n", bp_scene_name(kind), o->dim,
+            ftext, (unsigned long long)o->seed);
     fprintf(f, "set logscale xy\nset xlabel 'N (objects)'\nset ylabel 'mean ms per frame'\nset grid\n"
                "set key outside right top\nset format x '%%.0s%%c'\n");
     size_t lo = ns[0], hi = ns[0];
@@ -1041,13 +1175,7 @@ int bp_cmd_bench(int argc, char **argv) {
             if (!(v = bp_arg_value(&a, "--method")) || !bm_parse_methods(v, &o)) return BP_EXIT_USAGE;
             o.method_given = true;
         } else if (bp_arg_is(&a, "--frames")) {
-            uint64_t f;
-            if (!(v = bp_arg_value(&a, "--frames"))) return BP_EXIT_USAGE;
-            if (!bp_parse_u64(v, &f) || f < 1 || f > 1000000) {
-                fprintf(stderr, "broadphase bench: --frames wants a count from 1 to 1000000, not '%s'\n", v);
-                return BP_EXIT_USAGE;
-            }
-            o.frames = (int)f;
+            if (!(v = bp_arg_value(&a, "--frames")) || !bm_parse_frames(v, &o)) return BP_EXIT_USAGE;
         } else if (bp_arg_is(&a, "--format")) {
             if (!(v = bp_arg_value(&a, "--format"))) return BP_EXIT_USAGE;
             if (strcmp(v, "csv") == 0) o.format = BM_CSV;
@@ -1098,6 +1226,10 @@ int bp_cmd_bench(int argc, char **argv) {
     }
     for (size_t k = 0; k < o.n_count; ++k)
         if (o.ns[k] > o.n_max) o.n_max = o.ns[k];
+    if (o.frames_count && o.frames_count != o.n_count) {
+        fprintf(stderr, "broadphase bench: --frames has %zu counts for %zu --n values\n", o.frames_count, o.n_count);
+        return BP_EXIT_USAGE;
+    }
     if (mem_child) return bm_memory_child(&o, mem_child);
 
     bm_sink sink = {NULL, true};
@@ -1139,9 +1271,11 @@ int bp_cmd_bench(int argc, char **argv) {
         bm_opts os = o;
         if (!o.n_count) os.n_max = def_n;
         memset(all, 0, count * BM_ROW_MAX * sizeof *all);
-        for (size_t k = 0; k < count; ++k)
+        for (size_t k = 0; k < count; ++k) {
+            if (o.frames_count) os.frames = o.frames_at[k];
             if (bm_block(&os, kind, ns[k], &sc, &mismatch, &all[k * BM_ROW_MAX], &sink) != BP_EXIT_OK)
                 status = BP_EXIT_FAIL;
+        }
         // The per-scene table: with several N, with peers, or with --memory (one N alone is the block above).
         if (o.format == BM_TABLE && (count > 1 || bm_any_peer(&o) || o.memory))
             bm_print_summary(&os, kind, ns, count, all);
