@@ -1015,6 +1015,17 @@ static size_t bm_best(const bm_opts *o, const bm_result *res, bool peer) {
     return best;
 }
 
+// Whether peers ran at this N and every one of them was skipped (over 5 s per frame).
+static bool bm_all_peers_skipped(const bm_opts *o, const bm_result *res) {
+    bool any = false;
+    for (size_t k = BM_METHOD_COUNT; k < BM_ROW_MAX; ++k) {
+        if (!bm_row_on(o, k)) continue;
+        if (res[k].outcome != BM_SKIPPED) return false;
+        any = true;
+    }
+    return any;
+}
+
 static bool bm_any_peer(const bm_opts *o) {
     for (size_t k = 0; k < BM_PEER_MAX; ++k)
         if (o->peers[k]) return true;
@@ -1053,6 +1064,9 @@ static void bm_print_summary(const bm_opts *o, bp_scene_kind kind, const size_t 
                 else if (line == 1) snprintf(cell, sizeof cell, "%s", peer < BM_ROW_MAX ? bm_row_name(peer) : "-");
                 else if (ours < BM_ROW_MAX && peer < BM_ROW_MAX && res[ours].mean_ms > 0.0)
                     snprintf(cell, sizeof cell, "%.1fx", res[peer].mean_ms / res[ours].mean_ms);
+                else if (ours < BM_ROW_MAX && bm_all_peers_skipped(o, res) && res[ours].mean_ms > 0.0)
+                    // Every peer over 5 s per frame: a lower bound.
+                    snprintf(cell, sizeof cell, ">%.0fx", BM_SKIP_SECONDS * 1e3 / res[ours].mean_ms);
                 else snprintf(cell, sizeof cell, "-");
                 printf(" %16s", cell);
             }
