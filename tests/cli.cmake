@@ -110,7 +110,12 @@ if(TARGET broadphase_cli AND BP_BASH)
   add_test(NAME cli.bench.csv_check COMMAND ${BP_CLI_TEST} bench_csv)
   add_test(NAME cli.bench.table COMMAND ${BP_CLI_TEST} bench_table)
   add_test(NAME cli.bench.skip COMMAND ${BP_CLI_TEST} bench_skip)
-  list(APPEND BP_CLI_TESTS cli.bench.csv_check cli.bench.table cli.bench.skip)
+  # The peers (issue #6): skipped (77) when the peer needed is not compiled in.
+  foreach(case peers json out wrong seed_memory)
+    add_test(NAME cli.bench.${case} COMMAND ${BP_CLI_TEST} bench_${case})
+  endforeach()
+  list(APPEND BP_CLI_TESTS cli.bench.csv_check cli.bench.table cli.bench.skip cli.bench.peers cli.bench.json
+    cli.bench.out cli.bench.wrong cli.bench.seed_memory)
 
   set_tests_properties(${BP_CLI_TESTS} PROPERTIES SKIP_RETURN_CODE 77)
 endif()

@@ -67,6 +67,14 @@ gen() {
     }'
 }
 
+need_peer() {
+    # Skips (77) when the peer is not compiled in (its library was not found).
+    if ! "$BIN" bench --scene uniform --n 10 --frames 1 --method "$1" >/dev/null 2>"$TMP/peer.err"; then
+        echo "peer $1 is not in this build: skipped"
+        exit 77
+    fi
+}
+
 case "$CASE" in
 pairs_equal)
     # pairs_equal METHOD DIM KIND: the method prints exactly what brute force prints.
@@ -189,18 +197,20 @@ usage)
 bench_csv)
     "$BIN" bench --frames 2 --n 1000 --scene uniform --format csv --check >"$TMP/out" || fail "bench exit status"
     cat "$TMP/out"
-    head -1 "$TMP/out" | grep -qx 'scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks' ||
+    head -1 "$TMP/out" |
+        grep -qx 'scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,status,peak_bytes' ||
         fail "CSV header"
-    # One line per method this build has, each with 11 fields and the same pair count.
+    # One line per method this build has (no peer without --peers), each with 14 fields and the
+    # same pair count.
     methods="naive-sweep brute sweep sweep-resort auto"
     for m in grid quadtree rdc; do
         printf '0 0 1 1\n' | "$BIN" pairs --method $m >/dev/null 2>&1 && methods="$methods $m"
     done
     for m in $methods; do
-        grep -q "^uniform,2,1000,$m,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*\$" "$TMP/out" || fail "no line for $m"
+        grep -q "^uniform,2,1000,$m,ours,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*,ok,\$" "$TMP/out" || fail "no line for $m"
     done
     [ "$(tail -n +2 "$TMP/out" | wc -l)" -eq "$(echo $methods | wc -w)" ] || fail "extra lines"
-    [ "$(tail -n +2 "$TMP/out" | cut -d, -f10 | sort -u | wc -l)" -eq 1 ] || fail "methods disagree on pairs"
+    [ "$(tail -n +2 "$TMP/out" | cut -d, -f11 | sort -u | wc -l)" -eq 1 ] || fail "methods disagree on pairs"
     ;;
 bench_table)
     # Every scene gets its block with a header and the ratio column; the baseline reads 1.00x.
@@ -219,7 +229,102 @@ bench_skip)
     cat "$TMP/out"
     grep -q '^brute .*skipped (>5 s/frame' "$TMP/out" || fail "brute not skipped at 100000"
     "$BIN" bench --scene uniform --n 100000 --method brute --frames 1 --format csv >"$TMP/csv" || fail "csv status"
-    grep -qx 'uniform,2,100000,brute,1,1,,,,,' "$TMP/csv" || fail "skipped CSV line"
+    grep -qx 'uniform,2,100000,brute,ours,1,1,,,,,,skipped,' "$TMP/csv" || fail "skipped CSV line"
+    ;;
+bench_peers)
+    # --peers adds a row per peer to the per-N block and to the scene table, and the best-ours /
+    # best-peer rows; cgal-box handles 2D and 3D, so it is there whenever any C++ peer is.
+    need_peer cgal-box
+    "$BIN" bench --scene uniform --n 300,1000 --frames 2 --method sweep,grid --peers >"$TMP/out" ||
+        fail "bench exit status"
+    cat "$TMP/out"
+    grep -q '^uniform 2D: mean ms per frame (frames 2, seed 1)$' "$TMP/out" || fail "no scene table"
+    grep -q '^method  *300  *1000$' "$TMP/out" || fail "N columns"
+    [ "$(grep -c '^cgal-box  *[0-9.]*  *[0-9.]*$' "$TMP/out")" -eq 1 ] || fail "no cgal-box row in the table"
+    [ "$(grep -c '^cgal-box  .*x$' "$TMP/out")" -eq 2 ] || fail "no cgal-box row in the per-N blocks"
+    grep -q '^best ours  *[a-z-]*  *[a-z-]*$' "$TMP/out" || fail "no best-ours row"
+    grep -q '^best peer  *[a-z0-9-]*  *[a-z0-9-]*$' "$TMP/out" || fail "no best-peer row"
+    grep -q '^best ours / best peer  *[0-9.]*x  *[0-9.]*x$' "$TMP/out" || fail "no ratio row"
+    # 3D: only the peers that handle it (Chipmunk2D and Box2D are 2D only).
+    "$BIN" bench --scene uniform --dim 3 --n 300 --frames 1 --method sweep --peers >"$TMP/out3" ||
+        fail "3D exit status"
+    cat "$TMP/out3"
+    grep -q '^cgal-box ' "$TMP/out3" || fail "no cgal-box in 3D"
+    ! grep -q '^chipmunk\|^box2d' "$TMP/out3" || fail "a 2D-only peer ran in 3D"
+    ;;
+bench_json)
+    need_peer cgal-box
+    "$BIN" bench --scene seed,uniform --n 200 --frames 2 --method sweep,brute,cgal-box --format json >"$TMP/out" ||
+        fail "bench exit status"
+    cat "$TMP/out"
+    if [ -x /usr/bin/python3 ]; then
+        /usr/bin/python3 -m json.tool "$TMP/out" >/dev/null || fail "not JSON"
+        /usr/bin/python3 - "$TMP/out" <<'PY' || fail "JSON content"
+import json, sys
+runs = json.load(open(sys.argv[1]))
+assert len(runs) == 6, len(runs)
+keys = {"scene", "dim", "n", "method", "kind", "frames", "mean_ms", "median_ms", "max_ms", "pairs", "checks",
+        "status", "peak_bytes", "missing", "extra"}
+for r in runs:
+    assert set(r) == keys, r
+    assert r["status"] == "ok" and r["mean_ms"] >= 0 and r["peak_bytes"] is None, r
+    assert r["kind"] == ("peer" if r["method"] == "cgal-box" else "ours"), r
+for s in ("seed", "uniform"):
+    assert len({r["pairs"] for r in runs if r["scene"] == s}) == 1, s
+PY
+    else
+        grep -q '^\[$' "$TMP/out" && grep -q '^\]$' "$TMP/out" || fail "no JSON array"
+    fi
+    # CSV with a peer: kind peer, status ok.
+    "$BIN" bench --scene uniform --n 200 --frames 2 --method sweep,cgal-box --format csv >"$TMP/csv" ||
+        fail "csv exit status"
+    grep -q '^uniform,2,200,cgal-box,peer,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*,ok,$' "$TMP/csv" ||
+        fail "peer CSV line"
+    ;;
+bench_out)
+    # --out writes the CSV, and a plot per scene when gnuplot is installed.
+    "$BIN" bench --scene uniform,line --n 200,400 --frames 1 --method sweep,grid --out "$TMP/o" >"$TMP/out" ||
+        fail "bench exit status"
+    [ -s "$TMP/o/bench.csv" ] || fail "no CSV"
+    head -1 "$TMP/o/bench.csv" | grep -q '^scene,dim,n,method,kind,' || fail "CSV header"
+    [ "$(tail -n +2 "$TMP/o/bench.csv" | wc -l)" -eq 8 ] || fail "CSV lines"
+    if command -v gnuplot >/dev/null 2>&1; then
+        for s in uniform line; do
+            [ -s "$TMP/o/bench-$s.png" ] || fail "no plot for $s"
+            head -c 8 "$TMP/o/bench-$s.png" | od -c | grep -q 'P   N   G' || fail "$s plot is not a PNG"
+        done
+    fi
+    # Without gnuplot on PATH: the CSV only, a note, exit 0.
+    PATH=/nonexistent "$BIN" bench --scene uniform --n 200 --frames 1 --method sweep --out "$TMP/p" \
+        >/dev/null 2>"$TMP/err" || fail "exit status without gnuplot"
+    [ -s "$TMP/p/bench.csv" ] || fail "no CSV without gnuplot"
+    grep -q 'gnuplot not found' "$TMP/err" || fail "no note about gnuplot"
+    ;;
+bench_wrong)
+    # chipmunk-sweep1d misses boxes touching on x (docs/peers.md): on uniform, N = 10,000, seed 1
+    # it misses one pair at frame 6. It is shown WRONG; --check still exits 0, since it checks our
+    # methods only (a wrong peer is a finding about another library, not a failure of ours).
+    need_peer chipmunk-sweep1d
+    "$BIN" bench --scene uniform --n 10000 --frames 6 --method chipmunk-sweep1d --check --out "$TMP/o" >"$TMP/out" ||
+        fail "exit status: a wrong peer must not fail --check"
+    cat "$TMP/out"
+    grep -q '^chipmunk-sweep1d .*WRONG: frame 6: 1 pairs missing, 0 extra' "$TMP/out" || fail "not reported WRONG"
+    grep -q '^chipmunk-sweep1d  *WRONG -1/+0$' "$TMP/out" || fail "no WRONG cell in the table"
+    grep -q '^best peer  *-$' "$TMP/out" || fail "a wrong peer counted as best"
+    grep -q '^uniform,2,10000,chipmunk-sweep1d,peer,1,6,.*,wrong,$' "$TMP/o/bench.csv" || fail "CSV status wrong"
+    ;;
+bench_seed_memory)
+    # Seed 003's table (checks in the per-N blocks, ms in the table) and --memory at the largest N.
+    "$BIN" bench --scene seed --n 500,1000,3000 --frames 1 --method naive-sweep,sweep --memory >"$TMP/out" ||
+        fail "bench exit status"
+    cat "$TMP/out"
+    for n in 500 1000 3000; do
+        grep -q "^seed  2D  N = $n  frames 1  seed 1\$" "$TMP/out" || fail "no block for $n"
+    done
+    [ "$(grep -c '^method .*pairs.*checks' "$TMP/out")" -eq 3 ] || fail "check columns"
+    grep -q '^method  *500  *1000  *3000$' "$TMP/out" || fail "seed table"
+    grep -q '^seed 2D: peak memory at N = 3000, bytes per object' "$TMP/out" || fail "no memory block"
+    grep -q '^sweep  *[0-9.]*$' "$TMP/out" || fail "no sweep memory"
     ;;
 *)
     fail "unknown case"

@@ -2,17 +2,26 @@
 // own warm context, so every method sees the same frames; frame 0 is an untimed warm-up, frames
 // 1..F are timed around the broad-phase call only (moving objects and building boxes are not).
 // Bench-only baselines: `naive-sweep` (seed 003's plain method, bench/naive_sweep.c) and
-// `sweep-resort` (the library's sweep without temporal coherence).
-#define _POSIX_C_SOURCE 200809L // clock_gettime(CLOCK_MONOTONIC)
+// `sweep-resort` (the library's sweep without temporal coherence). With --peers (or peer names in
+// --method) the peers of bench/peers (docs/peers.md) run on the same frames under the same rules,
+// their exact pairs compared with ours every frame (issue #6).
+#define _POSIX_C_SOURCE 200809L // clock_gettime(CLOCK_MONOTONIC), fork, pipe
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "naive_sweep.h"
+#include "peers.h"
 #include "scene.h"
 
 // A method is skipped at a size where a frame would take more than this.
@@ -25,6 +34,9 @@
 #define BM_NAIVE_NS_PER_CHECK 5.0
 // --check compares with brute force up to this many boxes, with sweep above.
 #define BM_CHECK_BRUTE_MAX 20000
+// Peers are always compared, so with the cheaper reference sooner: brute force up to this many
+// boxes, sweep above (sweep itself equals brute force: tests/test_oracle.c, --check).
+#define BM_PEER_BRUTE_MAX 2000
 
 typedef enum { BM_LIB, BM_RESORT, BM_NAIVE } bm_kind;
 
@@ -45,6 +57,13 @@ static const bm_method bm_methods[] = {
 
 static bool bm_available(const bm_method *m) { return m->kind == BM_NAIVE || bp_method_available(m->method); }
 
+// --memory runs each method again for frame 0 and at most this many timed frames.
+#define BM_MEMORY_FRAMES 2
+// Peers compiled in, at most (bench/peers has 8).
+#define BM_PEER_MAX 16
+// Rows of a table: our methods, then the peers.
+#define BM_ROW_MAX (BM_METHOD_COUNT + BM_PEER_MAX)
+
 typedef enum { BM_RAN, BM_SKIPPED, BM_FAILED } bm_outcome;
 
 typedef struct bm_result {
@@ -52,6 +71,12 @@ typedef struct bm_result {
     double mean_ms, median_ms, max_ms;
     double estimate_s;  // skipped: the estimated seconds per frame
     uint64_t pairs, checks;
+    // A peer whose exact pairs differed from ours: the first such frame and its counts.
+    bool wrong;
+    size_t wrong_frame, missing, extra, wrong_frames;
+    // --memory at the largest N: peak resident bytes of a child running the same frames.
+    bool peak_known;
+    uint64_t peak_bytes;
 } bm_result;
 
 typedef struct bm_opts {
@@ -61,12 +86,26 @@ typedef struct bm_opts {
     size_t n_count;
     int dim;
     bool methods[BM_METHOD_COUNT];
-    bool method_given;
+    bool peers[BM_PEER_MAX];
+    bool method_given, all_peers;
     int frames;
-    bool csv;
+    int frames_at[32];    // --frames F,F,...: one count per --n value
+    size_t frames_count;  // 0: every N gets `frames`
+    enum { BM_TABLE, BM_CSV, BM_JSON } format;
     uint64_t seed;
-    bool check;
+    bool check, memory;
+    const char *out_dir;
+    size_t n_max;  // the largest N of the run (--memory measures there)
 } bm_opts;
+
+// One row: method k of bm_methods (k < BM_METHOD_COUNT) or peer k - BM_METHOD_COUNT.
+static bool bm_row_is_peer(size_t row) { return row >= BM_METHOD_COUNT; }
+static const char *bm_row_name(size_t row) {
+    return bm_row_is_peer(row) ? bp_peer_name(row - BM_METHOD_COUNT) : bm_methods[row].name;
+}
+static bool bm_row_on(const bm_opts *o, size_t row) {
+    return bm_row_is_peer(row) ? o->peers[row - BM_METHOD_COUNT] : o->methods[row];
+}
 
 // Scratch reused across frames and methods for --check.
 typedef struct bm_scratch {
@@ -173,10 +212,75 @@ static bp_status bm_lib_call(bp_context *ctx, int dim, const float *boxes, size_
     return dim == 2 ? bp_find_pairs2(ctx, b, n, out) : bp_find_pairs3(ctx, b, n, out);
 }
 
+// Peak memory of a run (--memory), measured inside a child process: the resident high-water mark
+// (VmHWM, reset through /proc/self/clear_refs once the scene is built) minus the resident size
+// then. Where clear_refs is missing, getrusage's ru_maxrss stands in for both.
+typedef struct bm_mem {
+    bool hwm;
+    uint64_t base;
+} bm_mem;
+
+// A "Key:   123 kB" line of /proc/self/status, in bytes; 0 when absent.
+static uint64_t bm_status_bytes(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    uint64_t v = 0;
+    size_t len = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, len) == 0) {
+            v = strtoull(line + len, NULL, 10) * 1024u;
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+static uint64_t bm_maxrss_bytes(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss < 0) return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u;
+}
+
+static void bm_mem_start(bm_mem *m) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    m->hwm = false;
+    if (f) {
+        bool ok = fputs("5", f) >= 0;
+        m->hwm = fclose(f) == 0 && ok;
+    }
+    m->base = m->hwm ? bm_status_bytes("VmRSS:") : 0;
+    if (m->base == 0) {
+        m->hwm = false;
+        m->base = bm_maxrss_bytes();
+    }
+}
+
+static uint64_t bm_mem_peak(const bm_mem *m) {
+    uint64_t now = m->hwm ? bm_status_bytes("VmHWM:") : bm_maxrss_bytes();
+    return now > m->base ? now - m->base : 0;
+}
+
+// Mean, median and worst of the timed frames (sorts `times`).
+static void bm_finish(bm_result *res, double *times, size_t frames) {
+    double total = 0.0, worst = 0.0;
+    for (size_t f = 0; f < frames; ++f) {
+        total += times[f];
+        if (times[f] > worst) worst = times[f];
+    }
+    qsort(times, frames, sizeof *times, bm_cmp_double);
+    res->mean_ms = total / (double)frames;
+    res->median_ms = frames % 2 ? times[frames / 2] : (times[frames / 2 - 1] + times[frames / 2]) / 2.0;
+    res->max_ms = worst;
+    res->outcome = BM_RAN;
+}
+
 // Runs one method on one scene/N. Returns 0, or 1 when --check found a mismatch (the result is
-// still filled), or -1 on a library or memory error (message printed).
+// still filled), or -1 on a library or memory error (message printed). With `mem` (the --memory
+// child) nothing is checked and the peak memory is measured instead.
 static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_method *m, bm_result *res,
-                  bm_scratch *sc) {
+                  bm_scratch *sc, bm_mem *mem) {
     memset(res, 0, sizeof *res);
     res->outcome = BM_FAILED;
     const char *sname = bp_scene_name(kind);
@@ -197,6 +301,7 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
         goto done;
     }
     bp_scene_boxes(&scene, boxes);
+    if (mem) bm_mem_start(mem);
 
     // Skip what would surely take too long, before spending the time.
     double est_checks = -1.0, ns_per_check = 0.0;
@@ -227,7 +332,8 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
         }
     }
     const char *ref_name = n <= BM_CHECK_BRUTE_MAX ? "brute" : "sweep";
-    if (o->check) {
+    bool check = o->check && !mem;
+    if (check) {
         bp_context_def def = bp_default_context_def();
         def.dimension = o->dim;
         def.method = n <= BM_CHECK_BRUTE_MAX ? BP_METHOD_BRUTE : BP_METHOD_SWEEP;
@@ -268,7 +374,7 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
         }
         double t = bm_now() - t0;
         if (f > 0) times[f - 1] = t * 1e3;
-        if (o->check && !mismatch) {
+        if (check && !mismatch) {
             bp_pairs want;
             st = bm_lib_call(ref, o->dim, boxes, n, &want);
             if (st != BP_OK) {
@@ -302,16 +408,11 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
             goto done;
         }
     }
-    double total = 0.0, worst = 0.0;
-    for (size_t f = 0; f < frames; ++f) {
-        total += times[f];
-        if (times[f] > worst) worst = times[f];
+    bm_finish(res, times, frames);
+    if (mem) {
+        res->peak_bytes = bm_mem_peak(mem);
+        res->peak_known = true;
     }
-    qsort(times, frames, sizeof *times, bm_cmp_double);
-    res->mean_ms = total / (double)frames;
-    res->median_ms = frames % 2 ? times[frames / 2] : (times[frames / 2 - 1] + times[frames / 2]) / 2.0;
-    res->max_ms = worst;
-    res->outcome = BM_RAN;
     rc = mismatch ? 1 : 0;
 done:
     bp_context_destroy(ctx);
@@ -323,36 +424,335 @@ done:
     return rc;
 }
 
+// The peers run in a forked child (bm_run_peer_child) with a watchdog: a processor-time timer
+// armed around each step. The adapters stop themselves at 5 s in their own loops, but not inside
+// every loop of the peer library (Box2D's tree queries in UpdatePairs, for one, take half a
+// minute at N = 1,000,000); the timer's handler reports "skipped" through the pipe and ends the
+// child. bm_watchdog_fd is the pipe's write end in the child, -1 elsewhere.
+static int bm_watchdog_fd = -1;
+typedef struct bm_child_msg {
+    int rc;
+    bm_result res;
+} bm_child_msg;
+static bm_child_msg bm_watchdog_msg;  // "skipped", filled before arming: the handler only writes it
+
+static void bm_on_watchdog(int sig) {
+    (void)sig;
+    ssize_t w = write(bm_watchdog_fd, &bm_watchdog_msg, sizeof bm_watchdog_msg);
+    _exit(w == (ssize_t)sizeof bm_watchdog_msg ? 0 : 1);
+}
+
+// Arms (seconds > 0) or disarms the processor-time watchdog.
+static void bm_watchdog(double seconds) {
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = (time_t)seconds;
+    it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+    setitimer(ITIMER_PROF, &it, NULL);
+}
+
+// Runs peer pk on one scene/N under the same rules as bm_run: frame 0 (the peer's build) untimed,
+// frames 1..F timed around bp_peer_step with the same clock. Its exact pairs are compared with
+// ours (brute force up to BM_PEER_BRUTE_MAX boxes, sweep above) every frame, after timing; a
+// difference marks it wrong (the first one is kept). A step past 5 s of processor time (the
+// adapters' limit, so the build counts too) or a first timed frame past 5 s skips it. Returns 0,
+// or -1 on an error (message printed). With `mem`: no comparison, peak memory measured.
+static int bm_run_peer(const bm_opts *o, bp_scene_kind kind, size_t n, size_t pk, bm_result *res, bm_mem *mem) {
+    memset(res, 0, sizeof *res);
+    res->outcome = BM_FAILED;
+    const char *sname = bp_scene_name(kind), *pname = bp_peer_name(pk);
+    bp_scene scene;
+    if (bp_scene_init_kind(&scene, kind, n, o->dim, o->seed) != 0) {
+        fprintf(stderr, "broadphase bench: cannot build scene %s with N = %zu (out of memory?)\n", sname, n);
+        return -1;
+    }
+    int rc = -1;
+    size_t frames = (size_t)o->frames, d = (size_t)o->dim;
+    float *boxes = malloc(n * 2 * d * sizeof *boxes);
+    float *vel = malloc(n * d * sizeof *vel);
+    double *times = malloc(frames * sizeof *times);
+    bp_context *ref = NULL;
+    void *peer = NULL;
+    if (!boxes || !vel || !times) {
+        fprintf(stderr, "broadphase bench: out of memory\n");
+        goto done;
+    }
+    bp_scene_boxes(&scene, boxes);
+    for (size_t i = 0; i < n * d; ++i) vel[i] = (float)scene.v[i];  // resident before the baseline
+    if (mem) bm_mem_start(mem);
+    bp_status st;
+    if (!mem) {
+        bp_context_def def = bp_default_context_def();
+        def.dimension = o->dim;
+        def.method = n <= BM_PEER_BRUTE_MAX ? BP_METHOD_BRUTE : BP_METHOD_SWEEP;
+        def.sort_pairs = true;  // bp_peer_compare wants (i, j) order
+        st = bp_context_create(&def, &ref);
+        if (st != BP_OK) {
+            fprintf(stderr, "broadphase bench: cannot create the reference context: %s\n", bp_status_string(st));
+            goto done;
+        }
+    }
+    // The scene's objects stay in [0, W]^dim (SCENES.md); bullet-sap quantizes to these bounds.
+    float lo[3] = {0.0f, 0.0f, 0.0f}, hi[3];
+    for (int a = 0; a < 3; ++a) hi[a] = (float)scene.world;
+    peer = bp_peer_create(pk, o->dim, n, lo, hi);
+    if (!peer) {
+        fprintf(stderr, "broadphase bench: %s: cannot create it for N = %zu in %dD\n", pname, n, o->dim);
+        goto done;
+    }
+    bp_peer_set_time_limit(peer, BM_SKIP_SECONDS);
+    for (size_t f = 0; f <= frames; ++f) {
+        if (f > 0) bp_scene_step(&scene);
+        bp_scene_boxes(&scene, boxes);
+        for (size_t i = 0; i < n * d; ++i) vel[i] = (float)scene.v[i];
+        if (bm_watchdog_fd >= 0) bm_watchdog(BM_SKIP_SECONDS);
+        double t0 = bm_now();
+        int prc = bp_peer_step(peer, boxes, n, vel);
+        double t = bm_now() - t0;
+        if (bm_watchdog_fd >= 0) bm_watchdog(0.0);
+        if (prc == BP_PEER_TOO_SLOW) {
+            res->outcome = BM_SKIPPED;
+            res->estimate_s = 0.0;  // stopped at the limit: only "over 5 s" is known
+            rc = 0;
+            goto done;
+        }
+        if (prc != 0) {
+            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu failed (out of memory?)\n", pname, sname, n,
+                    f);
+            goto done;
+        }
+        if (f > 0) times[f - 1] = t * 1e3;
+        if (!mem) {
+            const uint32_t *got;
+            size_t count, missing = 0, extra = 0;
+            bp_pairs want;
+            if (bp_peer_exact_pairs(peer, boxes, &got, &count) != 0) {
+                fprintf(stderr, "broadphase bench: %s: out of memory filtering its pairs\n", pname);
+                goto done;
+            }
+            st = bm_lib_call(ref, o->dim, boxes, n, &want);
+            if (st != BP_OK) {
+                fprintf(stderr, "broadphase bench: reference: %s\n", bp_status_string(st));
+                goto done;
+            }
+            // bp_pair is two uint32_t: the peers' pair layout (peers.h).
+            if (!bp_peer_compare(got, count, (const uint32_t *)(const void *)want.pairs, want.count, &missing,
+                                 &extra)) {
+                if (!res->wrong) {
+                    res->wrong = true;
+                    res->wrong_frame = f;
+                    res->missing = missing;
+                    res->extra = extra;
+                }
+                ++res->wrong_frames;
+            }
+            if (f == frames) res->pairs = count;
+        }
+        if (f == frames) res->checks = bp_peer_candidates(peer);
+        if (f == 1 && t > BM_SKIP_SECONDS && frames > 1) {
+            res->outcome = BM_SKIPPED;
+            res->estimate_s = t;
+            rc = 0;
+            goto done;
+        }
+    }
+    bm_finish(res, times, frames);
+    if (mem) {
+        res->peak_bytes = bm_mem_peak(mem);
+        res->peak_known = true;
+    }
+    rc = 0;
+done:
+    bp_peer_destroy(peer);
+    bp_context_destroy(ref);
+    free(times);
+    free(vel);
+    free(boxes);
+    bp_scene_free(&scene);
+    return rc;
+}
+
+// bm_run_peer in a forked child with the watchdog (above); same contract. A child that dies
+// (a peer crashing) is reported as failed.
+static int bm_run_peer_child(const bm_opts *o, bp_scene_kind kind, size_t n, size_t pk, bm_result *res) {
+    memset(res, 0, sizeof *res);
+    res->outcome = BM_FAILED;
+    fflush(stdout);
+    fflush(stderr);
+    int fd[2];
+    if (pipe(fd) != 0) return bm_run_peer(o, kind, n, pk, res, NULL);  // no isolation, no watchdog
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return bm_run_peer(o, kind, n, pk, res, NULL);
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        bm_watchdog_fd = fd[1];
+        memset(&bm_watchdog_msg, 0, sizeof bm_watchdog_msg);
+        bm_watchdog_msg.res.outcome = BM_SKIPPED;  // estimate 0: "stopped at 5 s of processor time"
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = bm_on_watchdog;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGPROF, &sa, NULL) != 0) bm_watchdog_fd = -1;
+        bm_child_msg msg;
+        memset(&msg, 0, sizeof msg);
+        msg.rc = bm_run_peer(o, kind, n, pk, &msg.res, NULL);
+        bm_watchdog(0.0);
+        ssize_t w = write(fd[1], &msg, sizeof msg);
+        fflush(stderr);
+        _exit(w == (ssize_t)sizeof msg ? 0 : 1);  // no atexit handlers, no second stdio flush
+    }
+    close(fd[1]);
+    bm_child_msg msg;
+    char *buf = (char *)&msg;
+    size_t len = 0;
+    while (len < sizeof msg) {
+        ssize_t got = read(fd[0], buf + len, sizeof msg - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        len += (size_t)got;
+    }
+    close(fd[0]);
+    int wst = 0;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {
+    }
+    if (len != sizeof msg) {
+        fprintf(stderr, "broadphase bench: %s on %s N = %zu: the child process died%s\n", bp_peer_name(pk),
+                bp_scene_name(kind), n, WIFSIGNALED(wst) ? " on a signal" : "");
+        return -1;
+    }
+    *res = msg.res;
+    return msg.rc;
+}
+
+// --memory: runs row `row` again in a fresh process (this program re-executed with the hidden
+// option --memory-child, so that its heap starts empty: a forked child would reuse pages the
+// parent had already touched and show no growth) and stores its peak in res. Leaves
+// res->peak_known false when that fails.
+static void bm_measure(const bm_opts *o, bp_scene_kind kind, size_t n, size_t row, bm_result *res) {
+    char nbuf[32], dbuf[8], sbuf[32], fbuf[32];
+    snprintf(nbuf, sizeof nbuf, "%zu", n);
+    snprintf(dbuf, sizeof dbuf, "%d", o->dim);
+    snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)o->seed);
+    // The build (frame 0) and two timed frames: where the peak is reached (structures at full
+    // size, a pair output of a moved frame), at a third of the time of 5 frames at N = 1,000,000.
+    snprintf(fbuf, sizeof fbuf, "%d", o->frames < BM_MEMORY_FRAMES ? o->frames : BM_MEMORY_FRAMES);
+    char *args[] = {"broadphase", "bench", "--memory-child", (char *)bm_row_name(row), "--scene",
+                    (char *)bp_scene_name(kind), "--n", nbuf, "--dim", dbuf, "--seed", sbuf, "--frames", fbuf, NULL};
+    fflush(stdout);
+    fflush(stderr);
+    int fd[2];
+    if (pipe(fd) != 0) return;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        if (dup2(fd[1], STDOUT_FILENO) < 0) _exit(126);
+        close(fd[1]);
+        execv("/proc/self/exe", args);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[64];
+    size_t len = 0;
+    for (;;) {
+        ssize_t got = read(fd[0], buf + len, sizeof buf - 1 - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        len += (size_t)got;
+        if (len == sizeof buf - 1) break;
+    }
+    buf[len] = '\0';
+    close(fd[0]);
+    int wst = 0;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {
+    }
+    uint64_t v;
+    char *nl = strchr(buf, '\n');
+    if (nl) *nl = '\0';
+    if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && bp_parse_u64(buf, &v)) {
+        res->peak_known = true;
+        res->peak_bytes = v;
+    }
+}
+
+// The child side of bm_measure: runs `name` once with the measurement on and prints its peak.
+static int bm_memory_child(const bm_opts *o, const char *name) {
+    bp_scene_kind kind = BP_SCENE_UNIFORM;
+    for (int s = 0; s < BP_SCENE_COUNT; ++s)
+        if (o->scenes[s]) kind = (bp_scene_kind)s;
+    size_t n = o->n_count ? o->ns[0] : 1000;
+    size_t row = 0;
+    while (row < BM_ROW_MAX && (bm_row_name(row) == NULL || strcmp(bm_row_name(row), name) != 0)) ++row;
+    if (row == BM_ROW_MAX) return BP_EXIT_USAGE;
+    bm_result r;
+    bm_scratch sc = {NULL, 0};
+    bm_mem mem;
+    int rc = bm_row_is_peer(row) ? bm_run_peer(o, kind, n, row - BM_METHOD_COUNT, &r, &mem)
+                                 : bm_run(o, kind, n, &bm_methods[row], &r, &sc, &mem);
+    free(sc.keys);
+    if (rc != 0 || r.outcome != BM_RAN || !r.peak_known) return BP_EXIT_FAIL;
+    printf("%llu\n", (unsigned long long)r.peak_bytes);
+    return fflush(stdout) == 0 ? BP_EXIT_OK : BP_EXIT_FAIL;
+}
+
 static const char bm_usage[] =
     "usage: broadphase bench [--scene NAME|all] [--n N[,N...]] [--dim 2|3] [--method NAME[,NAME...]|all]\n"
-    "                        [--frames F] [--format table|csv] [--seed S] [--check]\n"
+    "                        [--peers] [--frames F[,F...]] [--format table|csv|json] [--seed S] [--check]\n"
+    "                        [--memory] [--out DIR]\n"
     "\n"
     "Times the broad phase on the scenes of SCENES.md: each method replays the scene from frame 0\n"
     "with its own context (frame 0 is an untimed warm-up) and is timed, with a monotonic clock,\n"
     "around the pair-finding call after each of frames 1..F. Reported per method: mean ms per\n"
     "frame (total / F, the headline), median and worst frame, the pairs and the candidate checks\n"
     "at frame F, and (table) the speed-up over naive-sweep and over sweep in the same run\n"
-    "(mean over mean; above 1 is faster).\n"
+    "(mean over mean; above 1 is faster). With several N, a table per scene follows: methods and\n"
+    "peers as rows, N as columns, mean ms per frame, and the ratio best peer / our best method.\n"
     "\n"
     "  --scene NAME   uniform, clustered, mixed, line, seed, or all; a comma list works too\n"
     "                 (default: seed at N = 500 and uniform at N = 100000)\n"
     "  --n N,...      object counts (default: 500 for seed, 100000 for the others)\n"
     "  --dim 2|3      dimension (default 2)\n"
-    "  --method LIST  comma list of brute, sweep, grid, quadtree, rdc, auto and the bench-only\n"
+    "  --method LIST  comma list of brute, sweep, grid, quadtree, rdc, auto, the bench-only\n"
     "                 naive-sweep (seed 003's plain sort-and-sweep: qsort + active list) and\n"
-    "                 sweep-resort (sweep without temporal coherence); 'all' (default) is every\n"
-    "                 one this build has\n"
-    "  --frames F     timed frames (default 20)\n"
-    "  --format FMT   table (default) or csv with the columns\n"
-    "                 scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks\n"
-    "                 (a skipped method has empty time, pair and check fields)\n"
+    "                 sweep-resort (sweep without temporal coherence), and peer names; 'all'\n"
+    "                 (default) is every method of ours this build has, no peer\n"
+    "  --peers        add every peer this build has that handles --dim (docs/peers.md):\n"
+    "                 chipmunk-hash, chipmunk-bbtree, chipmunk-bbtree-vel, chipmunk-sweep1d,\n"
+    "                 box2d-broadphase, bullet-dbvt, bullet-sap, cgal-box. Each peer's update\n"
+    "                 and pair search is timed; its exact pairs are compared with ours (brute\n"
+    "                 force at N <= 2000, sweep above) every frame after timing, and a peer that\n"
+    "                 differs is shown as WRONG (first differing frame: pairs missing/extra)\n"
+    "  --frames F     timed frames (default 20); F,F,... gives each --n value its own count\n"
+    "                 (e.g. --n 10000,100000,1000000 --frames 20,20,5)\n"
+    "  --format FMT   table (default), csv with the columns\n"
+    "                 scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,\n"
+    "                 status,peak_bytes (kind ours|peer; status ok|skipped|wrong|failed; a skipped\n"
+    "                 run has empty time, pair and check fields), or json: an array of one object\n"
+    "                 per run with the same fields (null where empty) plus missing and extra\n"
     "  --seed S       scene seed (default 1)\n"
-    "  --check        compare every frame's pair set with brute force (N <= 20000) or sweep;\n"
-    "                 a mismatch is printed and makes the exit status 1\n"
+    "  --check        compare every frame's pair set of our methods with brute force\n"
+    "                 (N <= 20000) or sweep; a mismatch is printed and makes the exit status 1.\n"
+    "                 A wrong peer never changes the exit status: it is a finding about another\n"
+    "                 library, shown in the output\n"
+    "  --memory       at the largest N, run each method and peer again (frame 0 and 2 timed\n"
+    "                 frames) in a fresh process and report its peak memory: the resident\n"
+    "                 high-water mark (VmHWM, reset after building the scene) minus the resident\n"
+    "                 size then, in bytes per object\n"
+    "  --out DIR      also write DIR/bench.csv and, with gnuplot, a log-log plot per scene of\n"
+    "                 mean ms per frame against N (DIR/bench-SCENE.png, bench-SCENE-3d.png)\n"
     "  --help         this text\n"
     "\n"
     "A method that would take more than 5 s per frame (estimated from its candidate count, or\n"
-    "measured on the first frame) is skipped at that size.\n";
+    "measured on the first frame) is skipped at that size; a peer also when its build or any\n"
+    "step passes 5 s of processor time.\n";
 
 static bool bm_parse_scenes(const char *v, bm_opts *o) {
     if (strcmp(v, "all") == 0) {
@@ -388,11 +788,16 @@ static bool bm_parse_methods(const char *v, bm_opts *o) {
         if (next) *next++ = '\0';
         size_t k = 0;
         while (k < BM_METHOD_COUNT && strcmp(bm_methods[k].name, tok) != 0) ++k;
+        size_t pk = bp_peer_find(tok);
+        if (k == BM_METHOD_COUNT && pk < BM_PEER_MAX) {
+            o->peers[pk] = true;
+            continue;
+        }
         if (k == BM_METHOD_COUNT) {
             fprintf(stderr,
                     "broadphase bench: unknown method '%s' (brute, sweep, grid, quadtree, rdc, auto, naive-sweep, "
-                    "sweep-resort, all)\n",
-                    tok);
+                    "sweep-resort, all, or a peer this build has: %zu compiled in)\n",
+                    tok, bp_peer_count());
             return false;
         }
         if (!bm_available(&bm_methods[k])) {
@@ -402,6 +807,46 @@ static bool bm_parse_methods(const char *v, bm_opts *o) {
         o->methods[k] = true;
     }
     return true;
+}
+
+// --frames F or F,F,... (one per --n value, e.g. fewer frames at the largest N).
+static bool bm_parse_frames(const char *v, bm_opts *o) {
+    char buf[512];
+    if (strlen(v) >= sizeof buf) return false;
+    strcpy(buf, v);
+    o->frames_count = 0;
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = '\0';
+        uint64_t f;
+        if (!bp_parse_u64(tok, &f) || f < 1 || f > 1000000) {
+            fprintf(stderr, "broadphase bench: --frames wants counts from 1 to 1000000, not '%s'\n", tok);
+            return false;
+        }
+        if (o->frames_count == sizeof o->frames_at / sizeof o->frames_at[0]) {
+            fprintf(stderr, "broadphase bench: too many --frames values\n");
+            return false;
+        }
+        o->frames_at[o->frames_count++] = (int)f;
+    }
+    o->frames = o->frames_at[0];
+    if (o->frames_count == 1) o->frames_count = 0;
+    return true;
+}
+
+// "20" or "20/20/5": the frames of a scene's columns, for titles.
+static void bm_frames_text(const bm_opts *o, char *buf, size_t size) {
+    if (!o->frames_count) {
+        snprintf(buf, size, "%d", o->frames);
+        return;
+    }
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < o->frames_count && len < size; ++k) {
+        int w = snprintf(buf + len, size - len, "%s%d", k ? "/" : "", o->frames_at[k]);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
 }
 
 static bool bm_parse_ns(const char *v, bm_opts *o) {
@@ -431,6 +876,12 @@ static void bm_ratio(char *buf, size_t size, const bm_result *b, const bm_result
     else snprintf(buf, size, "-");
 }
 
+static const char *bm_status_name(const bm_result *r) {
+    if (r->outcome == BM_SKIPPED) return "skipped";
+    if (r->outcome == BM_FAILED) return "failed";
+    return r->wrong ? "wrong" : "ok";
+}
+
 static void bm_print_block(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_result *res) {
     // Ratios: naive-sweep (the baseline of the source documents) and the library's sweep (what
     // every other method has to beat), each from this same run.
@@ -442,55 +893,278 @@ static void bm_print_block(const bm_opts *o, bp_scene_kind kind, size_t n, const
     }
     printf("\n%s  %dD  N = %zu  frames %d  seed %llu\n", bp_scene_name(kind), o->dim, n, o->frames,
            (unsigned long long)o->seed);
-    printf("%-14s %11s %11s %11s %12s %14s %10s %10s\n", "method", "mean ms", "median ms", "max ms", "pairs",
+    printf("%-19s %11s %11s %11s %12s %14s %10s %10s\n", "method", "mean ms", "median ms", "max ms", "pairs",
            "checks", "vs naive", "vs sweep");
-    for (size_t k = 0; k < BM_METHOD_COUNT; ++k) {
-        if (!o->methods[k]) continue;
+    for (size_t k = 0; k < BM_ROW_MAX; ++k) {
+        if (!bm_row_on(o, k)) continue;
         const bm_result *r = &res[k];
+        const char *name = bm_row_name(k);
         if (r->outcome == BM_SKIPPED) {
-            printf("%-14s skipped (>5 s/frame; about %.3g s)\n", bm_methods[k].name, r->estimate_s);
+            if (r->estimate_s > 0.0) printf("%-19s skipped (>5 s/frame; about %.3g s)\n", name, r->estimate_s);
+            else printf("%-19s skipped (>5 s/frame: stopped at 5 s of processor time)\n", name);
             continue;
         }
         if (r->outcome == BM_FAILED) {
-            printf("%-14s failed\n", bm_methods[k].name);
+            printf("%-19s failed\n", name);
             continue;
         }
         char vs_naive[32], vs_sweep[32];
         bm_ratio(vs_naive, sizeof vs_naive, naive, r);
         bm_ratio(vs_sweep, sizeof vs_sweep, sweep, r);
-        printf("%-14s %11.3f %11.3f %11.3f %12llu %14llu %10s %10s\n", bm_methods[k].name, r->mean_ms, r->median_ms,
-               r->max_ms, (unsigned long long)r->pairs, (unsigned long long)r->checks, vs_naive, vs_sweep);
+        printf("%-19s %11.3f %11.3f %11.3f %12llu %14llu %10s %10s", name, r->mean_ms, r->median_ms, r->max_ms,
+               (unsigned long long)r->pairs, (unsigned long long)r->checks, vs_naive, vs_sweep);
+        if (r->wrong)
+            printf("  WRONG: frame %zu: %zu pairs missing, %zu extra (%zu of %d frames differ)", r->wrong_frame,
+                   r->missing, r->extra, r->wrong_frames, o->frames + 1);
+        putchar('\n');
+        if (r->wrong && bp_peer_known_defect(k - BM_METHOD_COUNT))
+            printf("%-19s   known defect: %s\n", "", bp_peer_known_defect(k - BM_METHOD_COUNT));
     }
 }
 
-static void bm_print_csv(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_method *m, const bm_result *r) {
-    printf("%s,%d,%zu,%s,1,%d,", bp_scene_name(kind), o->dim, n, m->name, o->frames);
+// One CSV line: scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,status,peak_bytes.
+static void bm_csv_line(FILE *f, const bm_opts *o, bp_scene_kind kind, size_t n, size_t row, const bm_result *r) {
+    fprintf(f, "%s,%d,%zu,%s,%s,1,%d,", bp_scene_name(kind), o->dim, n, bm_row_name(row),
+            bm_row_is_peer(row) ? "peer" : "ours", o->frames);
     if (r->outcome == BM_RAN)
-        printf("%.4f,%.4f,%.4f,%llu,%llu\n", r->mean_ms, r->median_ms, r->max_ms, (unsigned long long)r->pairs,
-               (unsigned long long)r->checks);
+        fprintf(f, "%.4f,%.4f,%.4f,%llu,%llu,", r->mean_ms, r->median_ms, r->max_ms, (unsigned long long)r->pairs,
+                (unsigned long long)r->checks);
     else
-        printf(",,,,\n");
+        fprintf(f, ",,,,,");
+    fprintf(f, "%s,", bm_status_name(r));
+    if (r->peak_known) fprintf(f, "%llu", (unsigned long long)r->peak_bytes);
+    fputc('\n', f);
 }
 
-static int bm_block(const bm_opts *o, bp_scene_kind kind, size_t n, bm_scratch *sc, bool *mismatch) {
-    bm_result res[BM_METHOD_COUNT];
-    memset(res, 0, sizeof res);
+static const char bm_csv_header[] =
+    "scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,status,peak_bytes\n";
+
+static void bm_json_object(const bm_opts *o, bp_scene_kind kind, size_t n, size_t row, const bm_result *r,
+                           bool first) {
+    printf("%s{\"scene\": \"%s\", \"dim\": %d, \"n\": %zu, \"method\": \"%s\", \"kind\": \"%s\", \"frames\": %d, ",
+           first ? "" : ",\n", bp_scene_name(kind), o->dim, n, bm_row_name(row),
+           bm_row_is_peer(row) ? "peer" : "ours", o->frames);
+    if (r->outcome == BM_RAN)
+        printf("\"mean_ms\": %.4f, \"median_ms\": %.4f, \"max_ms\": %.4f, \"pairs\": %llu, \"checks\": %llu, ",
+               r->mean_ms, r->median_ms, r->max_ms, (unsigned long long)r->pairs, (unsigned long long)r->checks);
+    else
+        printf("\"mean_ms\": null, \"median_ms\": null, \"max_ms\": null, \"pairs\": null, \"checks\": null, ");
+    printf("\"status\": \"%s\", \"missing\": %zu, \"extra\": %zu, \"peak_bytes\": ", bm_status_name(r), r->missing,
+           r->extra);
+    if (r->peak_known) printf("%llu}", (unsigned long long)r->peak_bytes);
+    else printf("null}");
+}
+
+typedef struct bm_sink {
+    FILE *csv;        // --out DIR/bench.csv, or NULL
+    bool json_first;  // no JSON object printed yet
+} bm_sink;
+
+// Runs every selected row at one scene/N into res[BM_ROW_MAX].
+static int bm_block(const bm_opts *o, bp_scene_kind kind, size_t n, bm_scratch *sc, bool *mismatch, bm_result *res,
+                    bm_sink *sink) {
     int status = BP_EXIT_OK;
     // Long runs say what they are doing, on a terminal only (never in captured output).
     bool progress = isatty(STDERR_FILENO) == 1;
-    for (size_t k = 0; k < BM_METHOD_COUNT; ++k) {
-        if (!o->methods[k]) continue;
-        if (progress) fprintf(stderr, "\r\033[K%s N = %zu: %s...", bp_scene_name(kind), n, bm_methods[k].name);
-        int rc = bm_run(o, kind, n, &bm_methods[k], &res[k], sc);
+    for (size_t k = 0; k < BM_ROW_MAX; ++k) {
+        if (!bm_row_on(o, k)) continue;
+        if (progress) fprintf(stderr, "\r\033[K%s N = %zu: %s...", bp_scene_name(kind), n, bm_row_name(k));
+        int rc = bm_row_is_peer(k) ? bm_run_peer_child(o, kind, n, k - BM_METHOD_COUNT, &res[k])
+                                   : bm_run(o, kind, n, &bm_methods[k], &res[k], sc, NULL);
+        if (rc == 0 && o->memory && n == o->n_max && res[k].outcome == BM_RAN) {
+            if (progress) fprintf(stderr, "\r\033[K%s N = %zu: %s memory...", bp_scene_name(kind), n, bm_row_name(k));
+            bm_measure(o, kind, n, k, &res[k]);
+        }
         if (progress) fprintf(stderr, "\r\033[K");
         if (rc < 0) status = BP_EXIT_FAIL;
-        if (rc > 0) *mismatch = true;
-        if (o->csv) bm_print_csv(o, kind, n, &bm_methods[k], &res[k]);
+        if (rc > 0) *mismatch = true;  // our methods only: a wrong peer is a finding, not a failure
+        if (o->format == BM_CSV) bm_csv_line(stdout, o, kind, n, k, &res[k]);
+        if (o->format == BM_JSON) {
+            bm_json_object(o, kind, n, k, &res[k], sink->json_first);
+            sink->json_first = false;
+        }
+        if (sink->csv) bm_csv_line(sink->csv, o, kind, n, k, &res[k]);
         fflush(stdout);
     }
-    if (!o->csv) bm_print_block(o, kind, n, res);
+    if (o->format == BM_TABLE) bm_print_block(o, kind, n, res);
     fflush(stdout);
     return status;
+}
+
+// A table cell: mean ms, or why there is none.
+static void bm_cell(char *buf, size_t size, const bm_result *r) {
+    if (r->outcome == BM_SKIPPED) snprintf(buf, size, "skipped >5s");
+    else if (r->outcome == BM_FAILED) snprintf(buf, size, "failed");
+    else if (r->wrong) snprintf(buf, size, "WRONG -%zu/+%zu", r->missing, r->extra);
+    else if (r->mean_ms >= 100.0) snprintf(buf, size, "%.0f", r->mean_ms);
+    else if (r->mean_ms >= 1.0) snprintf(buf, size, "%.2f", r->mean_ms);
+    else snprintf(buf, size, "%.3f", r->mean_ms);
+}
+
+// The best row among ours (library methods: not naive-sweep, seed 003's baseline) or among the
+// peers that ran and agreed with us; BM_ROW_MAX when none.
+static size_t bm_best(const bm_opts *o, const bm_result *res, bool peer) {
+    size_t best = BM_ROW_MAX;
+    for (size_t k = 0; k < BM_ROW_MAX; ++k) {
+        if (!bm_row_on(o, k) || bm_row_is_peer(k) != peer) continue;
+        if (!peer && bm_methods[k].kind == BM_NAIVE) continue;
+        const bm_result *r = &res[k];
+        if (r->outcome != BM_RAN || r->wrong) continue;
+        if (best == BM_ROW_MAX || r->mean_ms < res[best].mean_ms) best = k;
+    }
+    return best;
+}
+
+// Whether peers ran at this N and every one of them was skipped (over 5 s per frame).
+static bool bm_all_peers_skipped(const bm_opts *o, const bm_result *res) {
+    bool any = false;
+    for (size_t k = BM_METHOD_COUNT; k < BM_ROW_MAX; ++k) {
+        if (!bm_row_on(o, k)) continue;
+        if (res[k].outcome != BM_SKIPPED) return false;
+        any = true;
+    }
+    return any;
+}
+
+static bool bm_any_peer(const bm_opts *o) {
+    for (size_t k = 0; k < BM_PEER_MAX; ++k)
+        if (o->peers[k]) return true;
+    return false;
+}
+
+// The table of one scene: rows = methods then peers, columns = N, mean ms per frame; with peers,
+// the best of each side and their ratio; with --memory, bytes per object at the largest N.
+static void bm_print_summary(const bm_opts *o, bp_scene_kind kind, const size_t *ns, size_t count,
+                             const bm_result *all) {
+    char ftext[200];
+    bm_frames_text(o, ftext, sizeof ftext);
+    printf("\n%s %dD: mean ms per frame (frames %s, seed %llu)\n", bp_scene_name(kind), o->dim, ftext,
+           (unsigned long long)o->seed);
+    printf("%-22s", "method");
+    for (size_t c = 0; c < count; ++c) printf(" %16zu", ns[c]);
+    putchar('\n');
+    char cell[64];
+    for (size_t k = 0; k < BM_ROW_MAX; ++k) {
+        if (!bm_row_on(o, k)) continue;
+        printf("%-22s", bm_row_name(k));
+        for (size_t c = 0; c < count; ++c) {
+            bm_cell(cell, sizeof cell, &all[c * BM_ROW_MAX + k]);
+            printf(" %16s", cell);
+        }
+        putchar('\n');
+    }
+    if (bm_any_peer(o)) {
+        static const char *labels[3] = {"best ours", "best peer", "best ours / best peer"};
+        for (int line = 0; line < 3; ++line) {
+            printf("%-22s", labels[line]);
+            for (size_t c = 0; c < count; ++c) {
+                const bm_result *res = &all[c * BM_ROW_MAX];
+                size_t ours = bm_best(o, res, false), peer = bm_best(o, res, true);
+                if (line == 0) snprintf(cell, sizeof cell, "%s", ours < BM_ROW_MAX ? bm_row_name(ours) : "-");
+                else if (line == 1) snprintf(cell, sizeof cell, "%s", peer < BM_ROW_MAX ? bm_row_name(peer) : "-");
+                else if (ours < BM_ROW_MAX && peer < BM_ROW_MAX && res[ours].mean_ms > 0.0)
+                    snprintf(cell, sizeof cell, "%.1fx", res[peer].mean_ms / res[ours].mean_ms);
+                else if (ours < BM_ROW_MAX && bm_all_peers_skipped(o, res) && res[ours].mean_ms > 0.0)
+                    // Every peer over 5 s per frame: a lower bound.
+                    snprintf(cell, sizeof cell, ">%.0fx", BM_SKIP_SECONDS * 1e3 / res[ours].mean_ms);
+                else snprintf(cell, sizeof cell, "-");
+                printf(" %16s", cell);
+            }
+            putchar('\n');
+        }
+    }
+    if (o->memory) {
+        size_t c = count - 1;
+        while (c > 0 && ns[c] != o->n_max) --c;
+        printf("\n%s %dD: peak memory at N = %zu, bytes per object (resident high-water of a fresh process\n"
+               "running frames 0 to 2 again, minus its resident size after building the scene)\n",
+               bp_scene_name(kind), o->dim, ns[c]);
+        for (size_t k = 0; k < BM_ROW_MAX; ++k) {
+            if (!bm_row_on(o, k)) continue;
+            const bm_result *r = &all[c * BM_ROW_MAX + k];
+            if (r->peak_known) printf("%-22s %16.1f\n", bm_row_name(k), (double)r->peak_bytes / (double)ns[c]);
+            else printf("%-22s %16s\n", bm_row_name(k), r->outcome == BM_RAN ? "unknown" : bm_status_name(r));
+        }
+    }
+}
+
+// One colour per row (ours, then peers), so that no two lines share one.
+static const char *const bm_colors[] = {"#7f7f7f", "#bcbd22", "#1f77b4", "#17becf", "#2ca02c", "#9467bd",
+                                        "#d62728", "#000000", "#ff7f0e", "#8c564b", "#e377c2", "#aec7e8",
+                                        "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"};
+
+// --out: a gnuplot script per scene (inline data) run in DIR. Returns false when gnuplot could
+// not be started (not installed); a plot gnuplot itself fails on is reported and skipped.
+static bool bm_plot(const bm_opts *o, bp_scene_kind kind, const size_t *ns, size_t count, const bm_result *all) {
+    char base[64], path[4200];
+    snprintf(base, sizeof base, "bench-%s%s", bp_scene_name(kind), o->dim == 3 ? "-3d" : "");
+    snprintf(path, sizeof path, "%s/%s.gp", o->out_dir, base);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "broadphase bench: cannot write %s\n", path);
+        return true;
+    }
+    fprintf(f, "set terminal pngcairo noenhanced size 960,640\nset output '%s.png'\n", base);
+    char ftext[200];
+    bm_frames_text(o, ftext, sizeof ftext);
+    fprintf(f, "set title '%s %dD: mean ms per frame (frames %s, seed %llu)'\n", bp_scene_name(kind), o->dim,
+            ftext, (unsigned long long)o->seed);
+    fprintf(f, "set logscale xy\nset xlabel 'N (objects)'\nset ylabel 'mean ms per frame'\nset grid\n"
+               "set key outside right top\nset format x '%%.0s%%c'\n");
+    size_t lo = ns[0], hi = ns[0];
+    for (size_t c = 0; c < count; ++c) {
+        if (ns[c] < lo) lo = ns[c];
+        if (ns[c] > hi) hi = ns[c];
+    }
+    fprintf(f, "set xrange [%g:%g]\n", (double)lo / 1.5, (double)hi * 1.5);
+    // One series per row with at least one timed point; peers dashed, wrong peers say so.
+    bool any = false;
+    for (size_t k = 0; k < BM_ROW_MAX; ++k) {
+        if (!bm_row_on(o, k)) continue;
+        bool has = false, wrong = false;
+        for (size_t c = 0; c < count; ++c) {
+            has = has || all[c * BM_ROW_MAX + k].outcome == BM_RAN;
+            wrong = wrong || all[c * BM_ROW_MAX + k].wrong;
+        }
+        if (!has) continue;
+        fprintf(f, "%s'-' using 1:2 with linespoints lw 2 lc rgb '%s' dashtype %d title '%s%s%s'",
+                any ? ", \\\n     " : "plot ", bm_colors[k % (sizeof bm_colors / sizeof bm_colors[0])],
+                bm_row_is_peer(k) ? 2 : 1, bm_row_is_peer(k) ? "peer " : "", bm_row_name(k), wrong ? " (WRONG)" : "");
+        any = true;
+    }
+    fputc('\n', f);
+    for (size_t k = 0; k < BM_ROW_MAX && any; ++k) {
+        if (!bm_row_on(o, k)) continue;
+        bool has = false;
+        for (size_t c = 0; c < count; ++c) has = has || all[c * BM_ROW_MAX + k].outcome == BM_RAN;
+        if (!has) continue;
+        for (size_t c = 0; c < count; ++c) {
+            const bm_result *r = &all[c * BM_ROW_MAX + k];
+            if (r->outcome == BM_RAN) fprintf(f, "%zu %.6g\n", ns[c], r->mean_ms > 1e-6 ? r->mean_ms : 1e-6);
+        }
+        fprintf(f, "e\n");
+    }
+    bool ok = fclose(f) == 0;
+    if (!ok || !any) return true;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return true;
+    if (pid == 0) {
+        // gnuplot's own messages go to stderr; stdout stays the table/csv/json.
+        if (chdir(o->out_dir) != 0) _exit(126);
+        snprintf(path, sizeof path, "%s.gp", base);
+        execlp("gnuplot", "gnuplot", path, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) return true;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 127) return false;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr, "broadphase bench: gnuplot failed on %s/%s.gp\n", o->out_dir, base);
+    return true;
 }
 
 int bp_cmd_bench(int argc, char **argv) {
@@ -505,6 +1179,7 @@ int bp_cmd_bench(int argc, char **argv) {
     o.dim = 2;
     o.frames = 20;
     o.seed = 1;
+    const char *mem_child = NULL;  // --memory-child NAME: bm_measure's re-executed child
     bp_args a = {argc, argv, 2, NULL};
     for (; a.k < argc; ++a.k) {
         const char *s = argv[a.k], *v;
@@ -519,19 +1194,14 @@ int bp_cmd_bench(int argc, char **argv) {
             if (!(v = bp_arg_value(&a, "--method")) || !bm_parse_methods(v, &o)) return BP_EXIT_USAGE;
             o.method_given = true;
         } else if (bp_arg_is(&a, "--frames")) {
-            uint64_t f;
-            if (!(v = bp_arg_value(&a, "--frames"))) return BP_EXIT_USAGE;
-            if (!bp_parse_u64(v, &f) || f < 1 || f > 1000000) {
-                fprintf(stderr, "broadphase bench: --frames wants a count from 1 to 1000000, not '%s'\n", v);
-                return BP_EXIT_USAGE;
-            }
-            o.frames = (int)f;
+            if (!(v = bp_arg_value(&a, "--frames")) || !bm_parse_frames(v, &o)) return BP_EXIT_USAGE;
         } else if (bp_arg_is(&a, "--format")) {
             if (!(v = bp_arg_value(&a, "--format"))) return BP_EXIT_USAGE;
-            if (strcmp(v, "csv") == 0) o.csv = true;
-            else if (strcmp(v, "table") == 0) o.csv = false;
+            if (strcmp(v, "csv") == 0) o.format = BM_CSV;
+            else if (strcmp(v, "json") == 0) o.format = BM_JSON;
+            else if (strcmp(v, "table") == 0) o.format = BM_TABLE;
             else {
-                fprintf(stderr, "broadphase bench: --format is table or csv, not '%s'\n", v);
+                fprintf(stderr, "broadphase bench: --format is table, csv or json, not '%s'\n", v);
                 return BP_EXIT_USAGE;
             }
         } else if (bp_arg_is(&a, "--seed")) {
@@ -540,8 +1210,22 @@ int bp_cmd_bench(int argc, char **argv) {
                 fprintf(stderr, "broadphase bench: --seed wants an unsigned 64-bit integer, not '%s'\n", v);
                 return BP_EXIT_USAGE;
             }
+        } else if (bp_arg_is(&a, "--out")) {
+            if (!(v = bp_arg_value(&a, "--out"))) return BP_EXIT_USAGE;
+            if (!*v || strlen(v) > 4000) {
+                fprintf(stderr, "broadphase bench: --out wants a directory name\n");
+                return BP_EXIT_USAGE;
+            }
+            o.out_dir = v;
+        } else if (bp_arg_is(&a, "--memory-child")) {
+            if (!(v = bp_arg_value(&a, "--memory-child"))) return BP_EXIT_USAGE;
+            mem_child = v;
         } else if (strcmp(s, "--check") == 0) {
             o.check = true;
+        } else if (strcmp(s, "--peers") == 0) {
+            o.all_peers = true;
+        } else if (strcmp(s, "--memory") == 0) {
+            o.memory = true;
         } else {
             fprintf(stderr, "broadphase bench: unknown argument '%s' (see 'broadphase bench --help')\n", s);
             return BP_EXIT_USAGE;
@@ -550,11 +1234,50 @@ int bp_cmd_bench(int argc, char **argv) {
     if (!o.method_given)
         for (size_t k = 0; k < BM_METHOD_COUNT; ++k) o.methods[k] = bm_available(&bm_methods[k]);
     if (!o.scene_given) o.scenes[BP_SCENE_SEED] = o.scenes[BP_SCENE_UNIFORM] = true;
+    if (o.all_peers && bp_peer_count() == 0)
+        fprintf(stderr, "broadphase bench: --peers: no peer library was found when this was built\n");
+    for (size_t k = 0; k < BM_PEER_MAX && k < bp_peer_count(); ++k) {
+        if (o.all_peers && bp_peer_supports(k, o.dim)) o.peers[k] = true;
+        if (o.peers[k] && !bp_peer_supports(k, o.dim)) {
+            fprintf(stderr, "broadphase bench: %s does not handle %dD scenes: left out\n", bp_peer_name(k), o.dim);
+            o.peers[k] = false;
+        }
+    }
+    for (size_t k = 0; k < o.n_count; ++k)
+        if (o.ns[k] > o.n_max) o.n_max = o.ns[k];
+    if (o.frames_count && o.frames_count != o.n_count) {
+        fprintf(stderr, "broadphase bench: --frames has %zu counts for %zu --n values\n", o.frames_count, o.n_count);
+        return BP_EXIT_USAGE;
+    }
+    if (mem_child) return bm_memory_child(&o, mem_child);
 
-    if (o.csv) printf("scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks\n");
+    bm_sink sink = {NULL, true};
+    if (o.out_dir) {
+        char path[4200];
+        if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "broadphase bench: cannot create %s: %s\n", o.out_dir, strerror(errno));
+            return BP_EXIT_FAIL;
+        }
+        snprintf(path, sizeof path, "%s/bench.csv", o.out_dir);
+        sink.csv = fopen(path, "w");
+        if (!sink.csv) {
+            fprintf(stderr, "broadphase bench: cannot write %s: %s\n", path, strerror(errno));
+            return BP_EXIT_FAIL;
+        }
+        fputs(bm_csv_header, sink.csv);
+    }
+    if (o.format == BM_CSV) fputs(bm_csv_header, stdout);
+    if (o.format == BM_JSON) fputs("[\n", stdout);
     bm_scratch sc = {NULL, 0};
-    bool mismatch = false;
+    bool mismatch = false, gnuplot = true;
     int status = BP_EXIT_OK;
+    size_t count = o.n_count ? o.n_count : 1;
+    bm_result *all = calloc(count * BM_ROW_MAX, sizeof *all);
+    if (!all) {
+        fprintf(stderr, "broadphase bench: out of memory\n");
+        if (sink.csv) fclose(sink.csv);
+        return BP_EXIT_FAIL;
+    }
     // Seed first (the small demo), then the others in SCENES.md order.
     static const bp_scene_kind order[BP_SCENE_COUNT] = {BP_SCENE_SEED, BP_SCENE_UNIFORM, BP_SCENE_CLUSTERED,
                                                         BP_SCENE_MIXED, BP_SCENE_LINE};
@@ -562,13 +1285,31 @@ int bp_cmd_bench(int argc, char **argv) {
         bp_scene_kind kind = order[s];
         if (!o.scenes[kind]) continue;
         size_t def_n = kind == BP_SCENE_SEED ? 500 : 100000;
-        size_t count = o.n_count ? o.n_count : 1;
+        size_t ns[32];
+        for (size_t k = 0; k < count; ++k) ns[k] = o.n_count ? o.ns[k] : def_n;
+        bm_opts os = o;
+        if (!o.n_count) os.n_max = def_n;
+        memset(all, 0, count * BM_ROW_MAX * sizeof *all);
         for (size_t k = 0; k < count; ++k) {
-            size_t n = o.n_count ? o.ns[k] : def_n;
-            if (bm_block(&o, kind, n, &sc, &mismatch) != BP_EXIT_OK) status = BP_EXIT_FAIL;
+            if (o.frames_count) os.frames = o.frames_at[k];
+            if (bm_block(&os, kind, ns[k], &sc, &mismatch, &all[k * BM_ROW_MAX], &sink) != BP_EXIT_OK)
+                status = BP_EXIT_FAIL;
         }
+        // The per-scene table: with several N, with peers, or with --memory (one N alone is the block above).
+        if (o.format == BM_TABLE && (count > 1 || bm_any_peer(&o) || o.memory))
+            bm_print_summary(&os, kind, ns, count, all);
+        if (o.out_dir && gnuplot) gnuplot = bm_plot(&os, kind, ns, count, all);
+        fflush(stdout);
     }
+    if (o.format == BM_JSON) fputs("\n]\n", stdout);
+    free(all);
     free(sc.keys);
+    if (sink.csv && fclose(sink.csv) != 0) {
+        fprintf(stderr, "broadphase bench: writing %s/bench.csv failed\n", o.out_dir);
+        status = BP_EXIT_FAIL;
+    }
+    if (o.out_dir && !gnuplot)
+        fprintf(stderr, "broadphase bench: gnuplot not found: wrote %s/bench.csv only, no plot\n", o.out_dir);
     if (fflush(stdout) != 0) status = BP_EXIT_FAIL;
     if (mismatch) {
         fprintf(stderr, "broadphase bench: --check found mismatches\n");

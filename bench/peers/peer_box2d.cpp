@@ -21,6 +21,11 @@
 
 namespace {
 
+// Thrown out of AddPair (through the header-only UpdatePairs and Query templates, compiled here)
+// when the step passes its time limit: UpdatePairs has no other way out. The peer then only
+// accepts destroy (peers.h), so the broad phase's half-done pair buffer does not matter.
+struct b2_peer_too_slow {};
+
 struct b2_peer_contact {
     int32 a, b;              // object indices (the proxies' user data)
     int32 prev, next;        // the list of live contacts, or the free list (next)
@@ -37,6 +42,8 @@ struct b2_peer {
     int32 free_list = -1;
     bool created = false;
     bool oom = false;
+    bp_peer *owner = nullptr;        // for the time limit
+    size_t calls = 0;                // AddPair calls, to look at the clock every 4096
 
     // Which side (0: a, 1: b) object `obj` is in contact c.
     int side(int32 c, int32 obj) const { return contacts[(size_t)c].a == obj ? 0 : 1; }
@@ -71,6 +78,7 @@ struct b2_peer {
     // b2ContactManager::AddPair: walk one object's contacts; create the contact if absent.
     void AddPair(void *user_a, void *user_b) {
         int32 a = (int32)(intptr_t)user_a, b = (int32)(intptr_t)user_b;
+        if ((++calls & 4095) == 0 && bp_peer_over_time(owner)) throw b2_peer_too_slow();
         if (a == b) return;
         for (int32 c = edge_head[(size_t)b]; c >= 0;) {
             const b2_peer_contact &k = contacts[(size_t)c];
@@ -120,6 +128,7 @@ int b2_peer_create(bp_peer *p) {
         b2_peer *s = new b2_peer();
         s->proxy.assign(p->n, -1);
         s->edge_head.assign(p->n, -1);
+        s->owner = p;
         p->impl = s;
     } catch (const std::bad_alloc &) {
         return -1;
@@ -149,10 +158,16 @@ int b2_peer_step(bp_peer *p, const float *boxes, const float *vel) {
             if ((i & 4095) == 4095 && bp_peer_over_time(p)) return BP_PEER_TOO_SLOW;
         }
     }
-    s->bp.UpdatePairs(s);  // FindNewContacts
+    try {
+        s->bp.UpdatePairs(s);  // FindNewContacts
+    } catch (const b2_peer_too_slow &) {
+        return BP_PEER_TOO_SLOW;
+    }
     if (s->oom) return -1;
     // Collide: destroy contacts whose fat AABBs no longer overlap; the rest are candidates.
+    size_t visited = 0;
     for (int32 c = s->live; c >= 0;) {
+        if ((++visited & 4095) == 0 && bp_peer_over_time(p)) return BP_PEER_TOO_SLOW;
         const b2_peer_contact &k = s->contacts[(size_t)c];
         int32 next = k.next;
         if (!s->bp.TestOverlap(s->proxy[(size_t)k.a], s->proxy[(size_t)k.b])) {
