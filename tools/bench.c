@@ -38,7 +38,9 @@
 // boxes, sweep above (sweep itself equals brute force: tests/test_oracle.c, --check).
 #define BM_PEER_BRUTE_MAX 2000
 
-typedef enum { BM_LIB, BM_RESORT, BM_NAIVE } bm_kind;
+// BM_LOOSE: the quadtree with loose cells; BM_MEMCPY: one copy of the frame's boxes, the floor
+// under any method (every method reads every box once).
+typedef enum { BM_LIB, BM_RESORT, BM_NAIVE, BM_LOOSE, BM_MEMCPY } bm_kind;
 
 typedef struct bm_method {
     const char *name;
@@ -48,14 +50,21 @@ typedef struct bm_method {
 
 // Every method in table order: the baseline first.
 static const bm_method bm_methods[] = {
+    {"memcpy", BM_MEMCPY, BP_METHOD_BRUTE},
     {"naive-sweep", BM_NAIVE, BP_METHOD_SWEEP},  {"brute", BM_LIB, BP_METHOD_BRUTE},
     {"sweep", BM_LIB, BP_METHOD_SWEEP},          {"sweep-resort", BM_RESORT, BP_METHOD_SWEEP},
     {"grid", BM_LIB, BP_METHOD_GRID},            {"quadtree", BM_LIB, BP_METHOD_QUADTREE},
+    {"quadtree-loose", BM_LOOSE, BP_METHOD_QUADTREE},
     {"rdc", BM_LIB, BP_METHOD_RDC},              {"auto", BM_LIB, BP_METHOD_AUTO},
 };
 #define BM_METHOD_COUNT (sizeof bm_methods / sizeof bm_methods[0])
 
-static bool bm_available(const bm_method *m) { return m->kind == BM_NAIVE || bp_method_available(m->method); }
+static bool bm_available(const bm_method *m) {
+    return m->kind == BM_NAIVE || m->kind == BM_MEMCPY || bp_method_available(m->method);
+}
+
+// Rows that are yardsticks, not methods of ours: never "best ours".
+static bool bm_is_baseline(const bm_method *m) { return m->kind == BM_NAIVE || m->kind == BM_MEMCPY; }
 
 // --memory runs each method again for frame 0 and at most this many timed frames.
 #define BM_MEMORY_FRAMES 2
@@ -294,6 +303,7 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
     float *boxes = malloc(n * 2 * (size_t)o->dim * sizeof *boxes);
     double *times = malloc(frames * sizeof *times);
     bp_context *ctx = NULL, *ref = NULL;
+    float *copy = NULL;  // memcpy's destination
     bp_naive_sweep naive;
     bp_naive_sweep_init(&naive);
     if (!boxes || !times) {
@@ -320,11 +330,18 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
     }
 
     bp_status st;
-    if (m->kind != BM_NAIVE) {
+    if (m->kind == BM_MEMCPY) {
+        copy = malloc(n * (size_t)(2 * o->dim) * sizeof *copy + 1);
+        if (!copy) {
+            fprintf(stderr, "broadphase bench: out of memory\n");
+            goto done;
+        }
+    } else if (m->kind != BM_NAIVE) {
         bp_context_def def = bp_default_context_def();
         def.dimension = o->dim;
         def.method = m->method;
         if (m->kind == BM_RESORT) def.sweep.coherence = false;
+        if (m->kind == BM_LOOSE) def.quadtree.loose = true;
         st = bp_context_create(&def, &ctx);
         if (st != BP_OK) {
             fprintf(stderr, "broadphase bench: %s: cannot create a context: %s\n", m->name, bp_status_string(st));
@@ -332,7 +349,7 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
         }
     }
     const char *ref_name = n <= BM_CHECK_BRUTE_MAX ? "brute" : "sweep";
-    bool check = o->check && !mem;
+    bool check = o->check && !mem && m->kind != BM_MEMCPY;  // memcpy finds no pairs
     if (check) {
         bp_context_def def = bp_default_context_def();
         def.dimension = o->dim;
@@ -354,7 +371,11 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
         const bp_pair *pairs;
         size_t count;
         double t0 = bm_now();
-        if (m->kind == BM_NAIVE) {
+        if (m->kind == BM_MEMCPY) {
+            memcpy(copy, boxes, n * (size_t)(2 * o->dim) * sizeof *copy);
+            pairs = NULL;
+            count = 0;
+        } else if (m->kind == BM_NAIVE) {
             if (bp_naive_sweep_run(&naive, boxes, n, o->dim) != 0) {
                 fprintf(stderr, "broadphase bench: naive-sweep: out of memory\n");
                 goto done;
@@ -394,6 +415,8 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
             res->pairs = count;
             if (m->kind == BM_NAIVE) {
                 res->checks = naive.checks;
+            } else if (m->kind == BM_MEMCPY) {
+                res->checks = 0;
             } else {
                 bp_stats stats;
                 bp_get_stats(ctx, &stats);
@@ -418,6 +441,7 @@ done:
     bp_context_destroy(ctx);
     bp_context_destroy(ref);
     bp_naive_sweep_free(&naive);
+    free(copy);
     free(times);
     free(boxes);
     bp_scene_free(&scene);
@@ -721,8 +745,10 @@ static const char bm_usage[] =
     "  --n N,...      object counts (default: 500 for seed, 100000 for the others)\n"
     "  --dim 2|3      dimension (default 2)\n"
     "  --method LIST  comma list of brute, sweep, grid, quadtree, rdc, auto, the bench-only\n"
-    "                 naive-sweep (seed 003's plain sort-and-sweep: qsort + active list) and\n"
-    "                 sweep-resort (sweep without temporal coherence), and peer names; 'all'\n"
+    "                 naive-sweep (seed 003's plain sort-and-sweep: qsort + active list),\n"
+    "                 sweep-resort (sweep without temporal coherence), quadtree-loose (the\n"
+    "                 quadtree with loose cells), memcpy (one copy of the boxes: the floor under\n"
+    "                 any method, finds no pairs), and peer names; 'all'\n"
     "                 (default) is every method of ours this build has, no peer\n"
     "  --peers        add every peer this build has that handles --dim (docs/peers.md):\n"
     "                 chipmunk-hash, chipmunk-bbtree, chipmunk-bbtree-vel, chipmunk-sweep1d,\n"
@@ -796,7 +822,7 @@ static bool bm_parse_methods(const char *v, bm_opts *o) {
         if (k == BM_METHOD_COUNT) {
             fprintf(stderr,
                     "broadphase bench: unknown method '%s' (brute, sweep, grid, quadtree, rdc, auto, naive-sweep, "
-                    "sweep-resort, all, or a peer this build has: %zu compiled in)\n",
+                    "sweep-resort, quadtree-loose, memcpy, all, or a peer this build has: %zu compiled in)\n",
                     tok, bp_peer_count());
             return false;
         }
@@ -1007,7 +1033,7 @@ static size_t bm_best(const bm_opts *o, const bm_result *res, bool peer) {
     size_t best = BM_ROW_MAX;
     for (size_t k = 0; k < BM_ROW_MAX; ++k) {
         if (!bm_row_on(o, k) || bm_row_is_peer(k) != peer) continue;
-        if (!peer && bm_methods[k].kind == BM_NAIVE) continue;
+        if (!peer && bm_is_baseline(&bm_methods[k])) continue;
         const bm_result *r = &res[k];
         if (r->outcome != BM_RAN || r->wrong) continue;
         if (best == BM_ROW_MAX || r->mean_ms < res[best].mean_ms) best = k;
