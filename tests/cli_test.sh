@@ -227,12 +227,12 @@ bench_table)
     [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 5 ] || fail "sweep ratio"
     ;;
 bench_skip)
-    # Brute force at N = 100,000 is estimated over 5 s per frame and skipped without running.
-    "$BIN" bench --scene uniform --n 100000 --method brute --frames 1 >"$TMP/out" || fail "bench exit status"
+    # Brute force at N = 1,000,000 is estimated over 5 s per frame and skipped without running.
+    "$BIN" bench --scene uniform --n 1000000 --method brute --frames 1 >"$TMP/out" || fail "bench exit status"
     cat "$TMP/out"
-    grep -q '^brute .*skipped (>5 s/frame' "$TMP/out" || fail "brute not skipped at 100000"
-    "$BIN" bench --scene uniform --n 100000 --method brute --frames 1 --format csv >"$TMP/csv" || fail "csv status"
-    grep -qx 'uniform,2,100000,brute,ours,1,1,,,,,,skipped,' "$TMP/csv" || fail "skipped CSV line"
+    grep -q '^brute .*skipped (>5 s/frame' "$TMP/out" || fail "brute not skipped at 1000000"
+    "$BIN" bench --scene uniform --n 1000000 --method brute --frames 1 --format csv >"$TMP/csv" || fail "csv status"
+    grep -qx 'uniform,2,1000000,brute,ours,1,1,,,,,,skipped,' "$TMP/csv" || fail "skipped CSV line"
     ;;
 bench_peers)
     # --peers adds a row per peer to the per-N block and to the scene table, and the best-ours /
