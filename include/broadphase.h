@@ -77,7 +77,7 @@ typedef enum bp_method {
     BP_METHOD_AUTO = 0,  ///< choose per call (see docs/methods.md for the rule)
     BP_METHOD_BRUTE,     ///< all pairs, the reference; fastest at small n
     BP_METHOD_SWEEP,     ///< sort-and-sweep on one axis with temporal coherence
-    BP_METHOD_GRID,      ///< uniform grid / spatial hash
+    BP_METHOD_GRID,      ///< uniform grid (boxes sorted by cell key), with coarser levels for large boxes
     BP_METHOD_QUADTREE,  ///< linear quadtree (2D) / octree (3D) in Morton order
     BP_METHOD_RDC,       ///< recursive dimensional clustering
     BP_METHOD_COUNT
@@ -152,7 +152,8 @@ typedef struct bp_context_def {
         bool coherence;      ///< reuse last frame's order (adaptive insertion sort). Default true.
     } sweep;
     struct {
-        /// Finest cell edge; 0: automatic, about 1.5 mean extents in 2D, 1.25 in 3D (docs/grid.md).
+        /// Finest cell edge; 0: automatic, 1.5x (2D) or 1.25x (3D) the 75th percentile of sampled
+        /// extents, at least 0.35x the spacing of the boxes (docs/grid.md).
         float cell_size;
     } grid;
     struct {

@@ -58,6 +58,8 @@
 // Boxes are read in last frame's sorted order, which is random in memory: prefetch this far
 // ahead so that many cache (and TLB) misses are in flight at once.
 #define GRID_PREFETCH 16
+// Debug drawing draws the whole level-0 lattice only up to this many cells (a demo-sized world).
+#define GRID_DRAW_CELLS 4096
 #if defined(__GNUC__)
 #define GRID_PREFETCH_READ(p) __builtin_prefetch((p), 0, 0)
 #else
@@ -959,18 +961,34 @@ static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *
     return BP_OK;
 }
 
-// Draws the window (level 0), then every occupied cell, coarser levels with smaller numbers.
+// Draws the window (level 0); then, when level 0 has at most GRID_DRAW_CELLS cells, every one of
+// them, empty or not (level `levels + 1`: the lattice, as in the seeds' pictures); then every
+// occupied cell, coarser levels with smaller numbers (1 .. levels).
 static void grid_debug_draw(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw) {
     const bp_grid *g = (const bp_grid *)m;
     const grid_geom *G = &g->geom;
     const int d = f->dim;
     if (!draw->box || !g->have_geom) return;
-    float lo[3], hi[3];
+    float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     for (int a = 0; a < d; ++a) {
         lo[a] = (float)G->wlo[a];
         hi[a] = (float)G->whi[a];
     }
     draw->box(lo, hi, 0, draw->user);
+    uint64_t cells = 1;
+    for (int a = 0; a < d; ++a) cells *= (uint64_t)G->g0[a];
+    if (cells <= GRID_DRAW_CELLS) {
+        for (uint64_t k = 0; k < cells; ++k) {
+            uint64_t r = k;
+            for (int a = 0; a < d; ++a) {
+                const int64_t c = (int64_t)(r % (uint64_t)G->g0[a]);
+                r /= (uint64_t)G->g0[a];
+                lo[a] = (float)(G->origin[a] + (double)c * G->cell[a]);
+                hi[a] = (float)(G->origin[a] + (double)(c + 1) * G->cell[a]);
+            }
+            draw->box(lo, hi, G->levels + 1, draw->user);
+        }
+    }
     for (int l = 0; l < G->levels; ++l) {
         const grid_level *L = &G->lv[l];
         const double scale = ldexp(1.0, l);

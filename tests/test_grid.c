@@ -728,6 +728,85 @@ static int test_draw(void) {
     return 0;
 }
 
+// A demo-sized world (the seed scene): the whole level-0 lattice is drawn too, at the largest
+// level number. Its cells are equal, tile the window exactly, and every occupied finest cell is
+// one of them.
+typedef struct lattice_acc {
+    size_t n, cap;
+    float (*cell)[4];
+    int level[4096 + 1024];
+    float wlo[2], whi[2];
+    int top;
+} lattice_acc;
+
+static void lattice_box(const float *lo, const float *hi, int level, void *user) {
+    lattice_acc *acc = user;
+    if (level == 0) {
+        memcpy(acc->wlo, lo, sizeof acc->wlo);
+        memcpy(acc->whi, hi, sizeof acc->whi);
+        return;
+    }
+    if (level > acc->top) acc->top = level;
+    if (acc->n == acc->cap) return;
+    acc->level[acc->n] = level;
+    memcpy(acc->cell[acc->n++], (const float[4]){lo[0], lo[1], hi[0], hi[1]}, sizeof acc->cell[0]);
+}
+
+static int test_draw_lattice(void) {
+    scene s;
+    const size_t n = 500;
+    CHECK(scene_init(&s, "seed", n, 2, g_seed));
+    float *boxes = malloc(n * 4 * sizeof(float));
+    lattice_acc *acc = calloc(1, sizeof *acc);
+    CHECK(boxes && acc);
+    acc->cap = sizeof acc->level / sizeof acc->level[0];
+    acc->cell = malloc(acc->cap * sizeof acc->cell[0]);
+    CHECK(acc->cell);
+    scene_boxes(&s, boxes);
+    bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
+    CHECK(g);
+    bp_pairs out;
+    CHECK_OK(find(g, 2, boxes, n, &out));
+    bp_debug_draw dd = {lattice_box, acc};
+    CHECK_OK(bp_debug_draw_structure(g, &dd));
+    CHECK(acc->n < acc->cap);
+    size_t lattice = 0;
+    double area = 0;
+    const float *first = NULL;
+    for (size_t k = 0; k < acc->n; ++k) {
+        if (acc->level[k] != acc->top) continue;
+        const float *c = acc->cell[k];
+        if (!first) first = c;
+        // Equal cells (up to float rounding of origin + k * cell), inside the window.
+        CHECK(fabsf((c[2] - c[0]) - (first[2] - first[0])) <= 1e-3f * (first[2] - first[0]));
+        CHECK(fabsf((c[3] - c[1]) - (first[3] - first[1])) <= 1e-3f * (first[3] - first[1]));
+        CHECK(c[0] >= acc->wlo[0] && c[1] >= acc->wlo[1] && c[2] <= acc->whi[0] * 1.0001f + 1e-3f &&
+              c[3] <= acc->whi[1] * 1.0001f + 1e-3f);
+        area += (double)(c[2] - c[0]) * (double)(c[3] - c[1]);
+        lattice++;
+    }
+    CHECK(lattice > 1);
+    const double window = (double)(acc->whi[0] - acc->wlo[0]) * (double)(acc->whi[1] - acc->wlo[1]);
+    CHECK(fabs(area - window) <= 1e-3 * window);
+    // Occupied finest cells (the level just below the lattice's number) are lattice cells.
+    size_t occupied = 0;
+    for (size_t k = 0; k < acc->n; ++k) {
+        if (acc->level[k] != acc->top - 1) continue;
+        int found = 0;
+        for (size_t j = 0; j < acc->n && !found; ++j)
+            found = acc->level[j] == acc->top && memcmp(acc->cell[j], acc->cell[k], sizeof acc->cell[0]) == 0;
+        CHECK(found);
+        occupied++;
+    }
+    CHECK(occupied > 0 && occupied < lattice);
+    bp_context_destroy(g);
+    free(acc->cell);
+    free(acc);
+    free(boxes);
+    scene_free(&s);
+    return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 static const struct {
@@ -737,6 +816,7 @@ static const struct {
     {"scenes", test_scenes}, {"random", test_random}, {"degenerate", test_degenerate},
     {"extreme", test_extreme}, {"query", test_query}, {"between", test_between},
     {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
+    {"draw_lattice", test_draw_lattice},
 };
 
 int main(int argc, char **argv) {
