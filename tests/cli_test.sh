@@ -198,7 +198,7 @@ bench_csv)
     "$BIN" bench --frames 2 --n 1000 --scene uniform --format csv --check >"$TMP/out" || fail "bench exit status"
     cat "$TMP/out"
     head -1 "$TMP/out" |
-        grep -qx 'scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,status,peak_bytes' ||
+        grep -qx 'scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,kind,status,peak_bytes' ||
         fail "CSV header"
     # One line per method this build has (no peer without --peers), each with 14 fields and the
     # same pair count; memcpy (the floor: a copy of the boxes) finds no pairs.
@@ -208,11 +208,11 @@ bench_csv)
     done
     case " $methods " in *" quadtree "*) methods="$methods quadtree-loose" ;; esac
     for m in $methods memcpy; do
-        grep -q "^uniform,2,1000,$m,ours,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*,ok,\$" "$TMP/out" || fail "no line for $m"
+        grep -q "^uniform,2,1000,$m,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*,ours,ok,\$" "$TMP/out" || fail "no line for $m"
     done
     [ "$(tail -n +2 "$TMP/out" | wc -l)" -eq "$(($(echo $methods | wc -w) + 1))" ] || fail "extra lines"
-    grep -q '^uniform,2,1000,memcpy,ours,1,2,[0-9.]*,[0-9.]*,[0-9.]*,0,0,ok,$' "$TMP/out" || fail "memcpy row"
-    [ "$(tail -n +2 "$TMP/out" | grep -v ',memcpy,' | cut -d, -f11 | sort -u | wc -l)" -eq 1 ] ||
+    grep -q '^uniform,2,1000,memcpy,1,2,[0-9.]*,[0-9.]*,[0-9.]*,0,0,ours,ok,$' "$TMP/out" || fail "memcpy row"
+    [ "$(tail -n +2 "$TMP/out" | grep -v ',memcpy,' | cut -d, -f10 | sort -u | wc -l)" -eq 1 ] ||
         fail "methods disagree on pairs"
     ;;
 bench_table)
@@ -232,7 +232,7 @@ bench_skip)
     cat "$TMP/out"
     grep -q '^brute .*skipped (>5 s/frame' "$TMP/out" || fail "brute not skipped at 1000000"
     "$BIN" bench --scene uniform --n 1000000 --method brute --frames 1 --format csv >"$TMP/csv" || fail "csv status"
-    grep -qx 'uniform,2,1000000,brute,ours,1,1,,,,,,skipped,' "$TMP/csv" || fail "skipped CSV line"
+    grep -qx 'uniform,2,1000000,brute,1,1,,,,,,ours,skipped,' "$TMP/csv" || fail "skipped CSV line"
     ;;
 bench_peers)
     # --peers adds a row per peer to the per-N block and to the scene table, and the best-ours /
@@ -247,7 +247,7 @@ bench_peers)
     [ "$(grep -c '^cgal-box  .*x$' "$TMP/out")" -eq 2 ] || fail "no cgal-box row in the per-N blocks"
     grep -q '^best ours  *[a-z-]*  *[a-z-]*$' "$TMP/out" || fail "no best-ours row"
     grep -q '^best peer  *[a-z0-9-]*  *[a-z0-9-]*$' "$TMP/out" || fail "no best-peer row"
-    grep -q '^best ours / best peer  *[0-9.]*x  *[0-9.]*x$' "$TMP/out" || fail "no ratio row"
+    grep -q '^best peer / best ours  *[0-9.]*x  *[0-9.]*x$' "$TMP/out" || fail "no ratio row"
     # 3D: only the peers that handle it (Chipmunk2D and Box2D are 2D only).
     "$BIN" bench --scene uniform --dim 3 --n 300 --frames 1 --method sweep --peers >"$TMP/out3" ||
         fail "3D exit status"
@@ -266,7 +266,7 @@ bench_json)
 import json, sys
 runs = json.load(open(sys.argv[1]))
 assert len(runs) == 6, len(runs)
-keys = {"scene", "dim", "n", "method", "kind", "frames", "mean_ms", "median_ms", "max_ms", "pairs", "checks",
+keys = {"scene", "dim", "n", "method", "kind", "threads", "frames", "mean_ms", "median_ms", "max_ms", "pairs", "checks",
         "status", "peak_bytes", "missing", "extra"}
 for r in runs:
     assert set(r) == keys, r
@@ -281,7 +281,7 @@ PY
     # CSV with a peer: kind peer, status ok.
     "$BIN" bench --scene uniform --n 200 --frames 2 --method sweep,cgal-box --format csv >"$TMP/csv" ||
         fail "csv exit status"
-    grep -q '^uniform,2,200,cgal-box,peer,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*,ok,$' "$TMP/csv" ||
+    grep -q '^uniform,2,200,cgal-box,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*,peer,ok,$' "$TMP/csv" ||
         fail "peer CSV line"
     ;;
 bench_out)
@@ -289,7 +289,7 @@ bench_out)
     "$BIN" bench --scene uniform,line --n 200,400 --frames 1 --method sweep,grid --out "$TMP/o" >"$TMP/out" ||
         fail "bench exit status"
     [ -s "$TMP/o/bench.csv" ] || fail "no CSV"
-    head -1 "$TMP/o/bench.csv" | grep -q '^scene,dim,n,method,kind,' || fail "CSV header"
+    head -1 "$TMP/o/bench.csv" | grep -q '^scene,dim,n,method,threads,' || fail "CSV header"
     [ "$(tail -n +2 "$TMP/o/bench.csv" | wc -l)" -eq 8 ] || fail "CSV lines"
     if command -v gnuplot >/dev/null 2>&1; then
         for s in uniform line; do
@@ -314,7 +314,7 @@ bench_wrong)
     grep -q '^chipmunk-sweep1d .*WRONG: frame 6: 1 pairs missing, 0 extra' "$TMP/out" || fail "not reported WRONG"
     grep -q '^chipmunk-sweep1d  *WRONG -1/+0$' "$TMP/out" || fail "no WRONG cell in the table"
     grep -q '^best peer  *-$' "$TMP/out" || fail "a wrong peer counted as best"
-    grep -q '^uniform,2,10000,chipmunk-sweep1d,peer,1,6,.*,wrong,$' "$TMP/o/bench.csv" || fail "CSV status wrong"
+    grep -q '^uniform,2,10000,chipmunk-sweep1d,1,6,.*,peer,wrong,$' "$TMP/o/bench.csv" || fail "CSV status wrong"
     ;;
 bench_seed_memory)
     # Seed 003's table (checks in the per-N blocks, ms in the table) and --memory at the largest N.

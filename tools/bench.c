@@ -759,8 +759,8 @@ static const char bm_usage[] =
     "  --frames F     timed frames (default 20); F,F,... gives each --n value its own count\n"
     "                 (e.g. --n 10000,100000,1000000 --frames 20,20,5)\n"
     "  --format FMT   table (default), csv with the columns\n"
-    "                 scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,\n"
-    "                 status,peak_bytes (kind ours|peer; status ok|skipped|wrong|failed; a skipped\n"
+    "                 scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,\n"
+    "                 kind,status,peak_bytes (kind ours|peer; status ok|skipped|wrong|failed; a skipped\n"
     "                 run has empty time, pair and check fields), or json: an array of one object\n"
     "                 per run with the same fields (null where empty) plus missing and extra\n"
     "  --seed S       scene seed (default 1)\n"
@@ -953,26 +953,26 @@ static void bm_print_block(const bm_opts *o, bp_scene_kind kind, size_t n, const
     }
 }
 
-// One CSV line: scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,status,peak_bytes.
+// One CSV line: scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks (issue #2's
+// columns, in its order), then kind,status,peak_bytes (added by the peers and --memory).
 static void bm_csv_line(FILE *f, const bm_opts *o, bp_scene_kind kind, size_t n, size_t row, const bm_result *r) {
-    fprintf(f, "%s,%d,%zu,%s,%s,1,%d,", bp_scene_name(kind), o->dim, n, bm_row_name(row),
-            bm_row_is_peer(row) ? "peer" : "ours", o->frames);
+    fprintf(f, "%s,%d,%zu,%s,1,%d,", bp_scene_name(kind), o->dim, n, bm_row_name(row), o->frames);
     if (r->outcome == BM_RAN)
         fprintf(f, "%.4f,%.4f,%.4f,%llu,%llu,", r->mean_ms, r->median_ms, r->max_ms, (unsigned long long)r->pairs,
                 (unsigned long long)r->checks);
     else
         fprintf(f, ",,,,,");
-    fprintf(f, "%s,", bm_status_name(r));
+    fprintf(f, "%s,%s,", bm_row_is_peer(row) ? "peer" : "ours", bm_status_name(r));
     if (r->peak_known) fprintf(f, "%llu", (unsigned long long)r->peak_bytes);
     fputc('\n', f);
 }
 
 static const char bm_csv_header[] =
-    "scene,dim,n,method,kind,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,status,peak_bytes\n";
+    "scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks,kind,status,peak_bytes\n";
 
 static void bm_json_object(const bm_opts *o, bp_scene_kind kind, size_t n, size_t row, const bm_result *r,
                            bool first) {
-    printf("%s{\"scene\": \"%s\", \"dim\": %d, \"n\": %zu, \"method\": \"%s\", \"kind\": \"%s\", \"frames\": %d, ",
+    printf("%s{\"scene\": \"%s\", \"dim\": %d, \"n\": %zu, \"method\": \"%s\", \"kind\": \"%s\", \"threads\": 1, \"frames\": %d, ",
            first ? "" : ",\n", bp_scene_name(kind), o->dim, n, bm_row_name(row),
            bm_row_is_peer(row) ? "peer" : "ours", o->frames);
     if (r->outcome == BM_RAN)
@@ -1085,7 +1085,7 @@ static void bm_print_summary(const bm_opts *o, bp_scene_kind kind, const size_t 
         putchar('\n');
     }
     if (bm_any_peer(o)) {
-        static const char *labels[3] = {"best ours", "best peer", "best ours / best peer"};
+        static const char *labels[3] = {"best ours", "best peer", "best peer / best ours"};
         for (int line = 0; line < 3; ++line) {
             printf("%-22s", labels[line]);
             for (size_t c = 0; c < count; ++c) {
