@@ -105,11 +105,22 @@ static void change_n(bpt_rng *r, bpt_boxes *b, size_t n, const size_class *sc, d
     bpt_boxes_free(&extra);
 }
 
-static size_t random_n(bpt_rng *r) {
+// A random n from 0 to 5,000, mostly small: many distinct shapes per second.
+static size_t random_n_any(bpt_rng *r) {
     double u = bpt_u01(r);
-    if (u < 0.55) return bpt_below(r, 33);       // mostly small: many distinct shapes per second
+    if (u < 0.55) return bpt_below(r, 33);
     if (u < 0.92) return 33 + bpt_below(r, 300);
-    return 333 + bpt_below(r, 600);
+    if (u < 0.97) return 333 + bpt_below(r, 600);
+    return 933 + bpt_below(r, 4068);
+}
+
+// Keeps the oracle's quadratic work bounded for large boxes (also under the sanitizers).
+static size_t random_n_cap(size_t n, const size_class *sc) {
+    // Boxes as big as the world: n^2 / 2 pairs, a few hundred boxes suffice.
+    if (n > 150 && sc->hmax > 30.0) return 150 + n % 150;
+    // Thousands of boxes up to a tenth of the world are ~10^5 pairs; larger ones, millions.
+    if (n > 933 && sc->hmax > 10.0) return 333 + n % 600;
+    return n;
 }
 
 // Thousands of random inputs, each with its own context, options and a few frames.
@@ -119,10 +130,9 @@ static void case_random(int argc, char **argv) {
     bpt_rng r = bpt_rng_make(1);
     const int trials = 700;
     for (int t = 0; t < trials; ++t) {
-        size_t n = random_n(&r);
+        const size_t n_any = random_n_any(&r);
         const size_class *sc = &size_classes[bpt_below(&r, SIZE_CLASSES)];
-        // Large n with boxes as big as the world is n^2 / 2 pairs: a few hundred boxes suffice.
-        if (n > 150 && sc->hmax > 30.0) n = 150 + n % 150;
+        size_t n = random_n_cap(n_any, sc);
         double off = offsets[bpt_below(&r, sizeof offsets / sizeof offsets[0])];
         bool sorted = bpt_coin(&r, 0.5);
         bpt_delivery dl = bpt_coin(&r, 0.5) ? BPT_CALLBACK : BPT_BUFFER;
@@ -137,7 +147,7 @@ static void case_random(int argc, char **argv) {
                      dl == BPT_CALLBACK ? "callback" : "buffer", axis);
             oracle_frame(&o, ctx, o.boxes.v, o.boxes.n, dl, sorted, "random");
             bpt_jiggle(&r, &o.boxes, sc->hmax * 0.1 + 0.01);
-            if (bpt_coin(&r, 0.25)) change_n(&r, &o.boxes, random_n(&r), sc, off);
+            if (bpt_coin(&r, 0.25)) change_n(&r, &o.boxes, random_n_cap(random_n_any(&r), sc), sc, off);
         }
         bp_context_destroy(ctx);
     }
@@ -508,8 +518,10 @@ static void case_between(int argc, char **argv) {
     bpt_rng r = bpt_rng_make(12);
     bpt_boxes a = {0}, b = {0};
     for (int t = 0; t < 200; ++t) {
-        size_t na = bpt_coin(&r, 0.15) ? 0 : random_n(&r) / 2, nb = bpt_coin(&r, 0.15) ? 0 : random_n(&r);
+        size_t na = bpt_coin(&r, 0.15) ? 0 : random_n_any(&r) / 2, nb = bpt_coin(&r, 0.15) ? 0 : random_n_any(&r);
         const size_class *sc = &size_classes[bpt_below(&r, SIZE_CLASSES)];
+        na = random_n_cap(na, sc);
+        nb = random_n_cap(nb, sc);
         bool sorted = bpt_coin(&r, 0.5);
         random_scene(&r, &a, o.dim, na, sc, 0.0);
         random_scene(&r, &b, o.dim, nb, sc, 0.0);
