@@ -9,6 +9,7 @@
 #                                    2-core machine
 #   scripts/benchmarks.sh --quick    N = 10,000 and 100,000, 5 frames: a try-out in a few minutes
 #
+# The raw bench outputs (per-N tables with checks and pairs, CSVs) are kept in DIR/benchmarks-raw.
 # Options: --build DIR (Release build used, default build-bench), --output FILE (default
 # BENCHMARKS.md at the top), --img DIR (plots, default docs/img). Needs cmake, a C compiler and
 # awk; gnuplot for the plots (without it the tables are still written); the peers' Debian
@@ -67,6 +68,9 @@ run 2d --scene uniform,clustered,mixed,line --n "$ns" --frames "$frames" --metho
 run 3d --scene uniform --dim 3 --n "$ns" --frames "$frames" --method all --peers --out "$tmp/3d"
 run seed --scene seed --n 500,1000,3000 --frames "$seed_frames" --method all --peers
 elapsed=$(($(date +%s) - start))
+# The raw outputs (every table with its checks and pairs, the CSVs) stay in the build folder.
+rm -rf "$build/benchmarks-raw"
+cp -r "$tmp" "$build/benchmarks-raw"
 
 mkdir -p "$img"
 plots=0
