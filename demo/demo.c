@@ -719,6 +719,13 @@ static int demo_run(demo *d) {
         if (quit) break;
         if (frame > 0 && !d->paused) bp_scene_step(&d->scene);
         bp_status st = demo_update(d);
+        // In a window, a count whose pairs no longer fit in memory (`+` pressed once too often
+        // on a small stage) is halved until they do, instead of ending the demo.
+        while (st == BP_ERR_NOMEM && !d->opt.headless && d->scene.n > 1) {
+            if (!demo_set_objects(d, d->scene.n / 2)) break;
+            demo_note(d, "out of memory: circles halved");
+            st = demo_update(d);
+        }
         if (st != BP_OK) {
             fprintf(stderr, "broadphase-demo: frame %ld: %s\n", frame, bp_status_string(st));
             goto done;

@@ -94,3 +94,14 @@ foreach(bad "--method;nope" "--headless" "--frames;x")
   add_test(NAME demo_usage_error_${tag} COMMAND ${CMAKE_COMMAND} -DDEMO=${BP_DEMO_EXE} -P ${BP_DEMO_DRIVER} -- ${bad})
   set_tests_properties(demo_usage_error_${tag} PROPERTIES WILL_FAIL TRUE SKIP_REGULAR_EXPRESSION "not built: skipped")
 endforeach()
+
+# A count whose pairs do not fit in memory (the seed's small stage, 200,000 circles, under a
+# 300 MB address-space limit) is halved in the window instead of ending the demo. Not under the
+# sanitizers: they reserve terabytes of address space.
+if(NOT BP_SANITIZE AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  add_test(NAME demo_nomem_halves COMMAND sh -c
+    "if [ -z \"$1\" ]; then echo 'not built: skipped'; exit 0; fi; ulimit -v 300000 && SDL_VIDEODRIVER=dummy exec \"$1\" --n 200000 --frames 2"
+    sh ${BP_DEMO_EXE})
+  set_tests_properties(demo_nomem_halves PROPERTIES SKIP_REGULAR_EXPRESSION "not built: skipped" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "frame 2 method [a-z]+ n [0-9]+ pairs" FAIL_REGULAR_EXPRESSION " n 200000 pairs")
+endif()
