@@ -254,7 +254,11 @@ BP_API bp_status bp_query_point(bp_context *ctx, const float *point, bp_indices 
 
 /// Debug drawing: each method draws its partition (cells, nodes, groups, intervals) through
 /// these callbacks. `lo`/`hi` have `dimension` floats; `level` is a method-specific depth or
-/// kind (0 for the coarsest). Any callback may be NULL.
+/// kind: sweep, an interval on the sweep axis (flat on the others) raised by its place in the
+/// active window; grid, 0 the window, 1 .. L occupied cells from the coarsest level to the
+/// finest, L + 1 every finest cell when there are at most 4,096; quadtree, an occupied
+/// cell's depth (0 the root); rdc, 0 a final group, 1 + depth a group that was cut further.
+/// Any callback may be NULL.
 typedef struct bp_debug_draw {
     void (*box)(const float *lo, const float *hi, int level, void *user);
     void *user;

@@ -227,8 +227,9 @@ static bp_status sweep_query(bp_algorithm *m, const bp_frame *f, const bp_query 
     return BP_OK;
 }
 
-// Draws every box's interval on the sweep axis, stacked by how many intervals were open when
-// it started (its level), the picture of the active list.
+// Draws every box's interval on the sweep axis, its level the number of intervals that began
+// since the oldest one still open when it began: the window the sweep tests it against (the
+// open intervals and any closed ones between them), the picture of the active list.
 static void sweep_debug_draw(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw) {
     const bp_sweep *s = (const bp_sweep *)m;
     if (!draw->box || s->n == 0) return;
