@@ -54,7 +54,15 @@ struct bp_sink {
     bp_pair_fn *fn;
     void *user;
     uint64_t delivered;
+    // Streamed buffer mode (large outputs, context.c): `buf` is a small staging chunk, and whole
+    // 64-byte lines of 8 pairs go to `lines` (the pair buffer, 64-byte aligned) at `delivered`,
+    // written with non-temporal stores. NULL in the other modes.
+    bp_pair *lines;
+    size_t lines_cap;
 };
+
+/// Streamed mode: makes room for one more line of 8 pairs at lines + delivered.
+bp_status bp_sink_grow_lines(bp_sink *s);
 
 /// Pushes one pair (either orientation). Returns BP_OK or the flush's error, which the method
 /// must return at once.

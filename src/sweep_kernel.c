@@ -115,10 +115,25 @@ __attribute__((target("avx2"))) static inline bp_status kernel_sweep_avx2(const 
                     const __m256i vb = _mm256_loadu_si256((const __m256i *)(const void *)(idx + j));
                     const __m256i lo = _mm256_min_epu32(va, vb), hi = _mm256_max_epu32(va, vb);
                     const __m256i ul = _mm256_unpacklo_epi32(lo, hi), uh = _mm256_unpackhi_epi32(lo, hi);
-                    bp_pair *out = sink->buf + sink->count;
-                    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(ul, uh, 0x20));
-                    _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_permute2x128_si256(ul, uh, 0x31));
-                    sink->count += 8;
+                    const __m256i p0 = _mm256_permute2x128_si256(ul, uh, 0x20);
+                    const __m256i p1 = _mm256_permute2x128_si256(ul, uh, 0x31);
+                    if (sink->lines) {
+                        // A large output: the block is one whole line of the pair buffer,
+                        // streamed there directly (context.c, streamed buffer mode).
+                        if (BP_UNLIKELY(sink->delivered + 8 > sink->lines_cap)) {
+                            r = bp_sink_grow_lines(sink);
+                            if (r != BP_OK) return r;
+                        }
+                        bp_pair *out = sink->lines + sink->delivered;
+                        _mm256_stream_si256((__m256i *)(void *)out, p0);
+                        _mm256_stream_si256((__m256i *)(void *)(out + 4), p1);
+                        sink->delivered += 8;
+                    } else {
+                        bp_pair *out = sink->buf + sink->count;
+                        _mm256_storeu_si256((__m256i *)(void *)out, p0);
+                        _mm256_storeu_si256((__m256i *)(void *)(out + 4), p1);
+                        sink->count += 8;
+                    }
                 } else {
                     for (unsigned b = 0; b < 8; ++b) bp_sink_put(sink, ik, idx[j + b], (hits >> b) & 1u);
                 }

@@ -554,13 +554,83 @@ static void case_between(int argc, char **argv) {
     oracle_free(&o);
 }
 
+// Dense output: over a million pairs. From 2^20 pairs on the previous call (BP_STREAM_PAIRS in
+// src/context.c) buffer mode stages pairs and streams whole lines to the pair buffer; every
+// delivery mode runs twice on a context (the second call is streamed), then bipartite calls,
+// then allocation refused inside the streamed path: BP_ERR_NOMEM, the same call succeeds once
+// allowed again, and nothing leaks.
+#define DENSE_STREAM_PAIRS ((size_t)1 << 20)
+
+static void case_dense(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(31);
+    const size_t n = 2000;
+    // Boxes of 60-80% of the world on every axis: ~1.5 million pairs in 2D, ~1.2 million in 3D.
+    bpt_random_boxes(&r, &o.boxes, o.dim, n, 100.0, 60.0, 80.0);
+    oracle_all_modes(&o, "dense");
+    CHECK_MSG(o.got.n >= DENSE_STREAM_PAIRS, "dense: %zu pairs, too few to reach the streamed path", o.got.n);
+
+    // Bipartite, twice on one context (the second streamed), unsorted then sorted.
+    bpt_boxes a = {0}, b = {0};
+    bpt_random_boxes(&r, &a, o.dim, 1200, 100.0, 60.0, 80.0);
+    bpt_random_boxes(&r, &b, o.dim, 1800, 100.0, 60.0, 80.0);
+    for (int sorted = 0; sorted < 2; ++sorted) {
+        bp_context *ctx = oracle_context(&o, sorted, -1, true);
+        for (int rep = 0; rep < 2; ++rep) {
+            bpt_note("dense between: %s, call %d", sorted ? "sorted" : "unsorted", rep);
+            between_check(&o, ctx, &a, &b, sorted, "dense between");
+        }
+        CHECK_MSG(o.got.n >= DENSE_STREAM_PAIRS, "dense between: %zu pairs, too few", o.got.n);
+        bp_context_destroy(ctx);
+    }
+    bpt_boxes_free(&a);
+    bpt_boxes_free(&b);
+
+    // Out of memory in the streamed path: its staging chunk (first streamed call), then the pair
+    // buffer's growth while streaming (more pairs than the last call).
+    bpt_alloc al;
+    memset(&al, 0, sizeof al);
+    bp_context_def def = bp_default_context_def();
+    def.dimension = o.dim;
+    def.method = o.method;
+    def.allocator = bpt_allocator(&al);
+    bp_context *ctx = NULL;
+    CHECK_OK(bp_context_create(&def, &ctx));
+    bpt_boxes more = {0};
+    bpt_random_boxes(&r, &more, o.dim, 3000, 100.0, 60.0, 80.0);
+    const bpt_boxes *steps[3] = {&o.boxes, &o.boxes, &more};
+    for (int k = 0; k < 3; ++k) {
+        for (size_t fail = 1;; ++fail) {
+            bpt_note("dense out of memory: call %d, refusing allocation %zu after it starts", k, fail);
+            al.fail_at = al.allocs + fail;
+            const size_t failures = al.failures;
+            bp_status st = bpt_find(ctx, o.dim, steps[k]->v, steps[k]->n, BPT_BUFFER, &o.got);
+            al.fail_at = 0;
+            bpt_check_bytes(ctx, &al);
+            if (al.failures == failures) {
+                CHECK_OK(st);
+                break;
+            }
+            CHECK_MSG(st == BP_ERR_NOMEM, "refused allocation gave %d (%s)", (int)st, bp_status_string(st));
+            CHECK_OK(bpt_find(ctx, o.dim, steps[k]->v, steps[k]->n, BPT_BUFFER, &o.got));
+            bpt_check_bytes(ctx, &al);
+            bpt_check_result("dense after out of memory", &o.got, steps[k]->v, steps[k]->n, o.dim, false, &o.want);
+        }
+    }
+    bp_context_destroy(ctx);
+    CHECK_MSG(al.live_blocks == 0 && al.live_bytes == 0, "dense: %zu blocks leaked", al.live_blocks);
+    bpt_boxes_free(&more);
+    oracle_free(&o);
+}
+
 static const bpt_case cases[] = {
     {"random", case_random},     {"large", case_large},       {"frames", case_frames},
     {"shuffle", case_shuffle},   {"touching", case_touching}, {"identical", case_identical},
     {"points", case_points},     {"line_x", case_line_x},     {"line_y", case_line_y},
     {"line_z", case_line_z},     {"huge", case_huge},         {"cover", case_cover},
     {"tiny", case_tiny},         {"one_spot", case_one_spot}, {"mixed_scale", case_mixed_scale},
-    {"between", case_between},
+    {"between", case_between},   {"dense", case_dense},
 };
 
 BPT_MAIN(cases)
