@@ -125,8 +125,13 @@ __attribute__((target("avx2"))) static inline bp_status kernel_sweep_avx2(const 
                             if (r != BP_OK) return r;
                         }
                         bp_pair *out = sink->lines + sink->delivered;
-                        _mm256_stream_si256((__m256i *)(void *)out, p0);
-                        _mm256_stream_si256((__m256i *)(void *)(out + 4), p1);
+                        if (BP_LIKELY(((uintptr_t)out & 31u) == 0)) {
+                            _mm256_stream_si256((__m256i *)(void *)out, p0);
+                            _mm256_stream_si256((__m256i *)(void *)(out + 4), p1);
+                        } else {  // an allocation hook that broke its alignment promise
+                            _mm256_storeu_si256((__m256i *)(void *)out, p0);
+                            _mm256_storeu_si256((__m256i *)(void *)(out + 4), p1);
+                        }
                         sink->delivered += 8;
                     } else {
                         bp_pair *out = sink->buf + sink->count;
