@@ -731,10 +731,11 @@ static int test_draw(void) {
 // A demo-sized world (the seed scene): the whole level-0 lattice is drawn too, at the largest
 // level number. Its cells are equal, tile the window exactly, and every occupied finest cell is
 // one of them.
+#define LATTICE_MAX (4096 + 1024)  // the drawn lattice's limit, plus occupied cells
 typedef struct lattice_acc {
-    size_t n, cap;
-    float (*cell)[4];
-    int level[4096 + 1024];
+    size_t n;
+    float cell[LATTICE_MAX][4];
+    int level[LATTICE_MAX];
     float wlo[2], whi[2];
     int top;
 } lattice_acc;
@@ -747,7 +748,7 @@ static void lattice_box(const float *lo, const float *hi, int level, void *user)
         return;
     }
     if (level > acc->top) acc->top = level;
-    if (acc->n == acc->cap) return;
+    if (acc->n == LATTICE_MAX) return;
     acc->level[acc->n] = level;
     memcpy(acc->cell[acc->n++], (const float[4]){lo[0], lo[1], hi[0], hi[1]}, sizeof acc->cell[0]);
 }
@@ -759,9 +760,6 @@ static int test_draw_lattice(void) {
     float *boxes = malloc(n * 4 * sizeof(float));
     lattice_acc *acc = calloc(1, sizeof *acc);
     CHECK(boxes && acc);
-    acc->cap = sizeof acc->level / sizeof acc->level[0];
-    acc->cell = malloc(acc->cap * sizeof acc->cell[0]);
-    CHECK(acc->cell);
     scene_boxes(&s, boxes);
     bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
     CHECK(g);
@@ -769,7 +767,7 @@ static int test_draw_lattice(void) {
     CHECK_OK(find(g, 2, boxes, n, &out));
     bp_debug_draw dd = {lattice_box, acc};
     CHECK_OK(bp_debug_draw_structure(g, &dd));
-    CHECK(acc->n < acc->cap);
+    CHECK(acc->n < LATTICE_MAX);
     size_t lattice = 0;
     double area = 0;
     const float *first = NULL;
@@ -800,7 +798,6 @@ static int test_draw_lattice(void) {
     }
     CHECK(occupied > 0 && occupied < lattice);
     bp_context_destroy(g);
-    free(acc->cell);
     free(acc);
     free(boxes);
     scene_free(&s);
