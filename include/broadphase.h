@@ -140,6 +140,19 @@ typedef struct bp_allocator {
     void *user;
 } bp_allocator;
 
+/// How method `grid` stores its cells (docs/grid.md). Either way the pairs are the same.
+typedef enum bp_grid_layout {
+    /// The table in small 2D worlds (at most 16 finest cells per box, 2^18 cells in all) where
+    /// every box fits the finest cells; sorted otherwise.
+    BP_GRID_LAYOUT_AUTO = 0,
+    /// Cells are runs of boxes sorted by cell key, with coarser levels for large boxes: any
+    /// world, any sizes, memory proportional to the boxes.
+    BP_GRID_LAYOUT_SORTED,
+    /// 2D: cells are lists through a table of every finest cell (no sort); used whenever every
+    /// box fits the finest cells and the table has at most 2^18 cells, sorted otherwise.
+    BP_GRID_LAYOUT_TABLE,
+} bp_grid_layout;
+
 /// Everything a context is created from. Get it from bp_default_context_def(), then change the
 /// fields you care about. Zero in a numeric option means "choose automatically".
 typedef struct bp_context_def {
@@ -155,6 +168,7 @@ typedef struct bp_context_def {
         /// Finest cell edge; 0: automatic, 1.5x (2D) or 1.25x (3D) the 75th percentile of sampled
         /// extents, at least 0.35x the spacing of the boxes (docs/grid.md).
         float cell_size;
+        bp_grid_layout layout;  ///< how cells are stored. Default BP_GRID_LAYOUT_AUTO.
     } grid;
     struct {
         /// Finest level L (2^L cells per axis); 0: automatic from n and sizes (docs/quadtree.md).

@@ -7,6 +7,11 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// The 2D load has an AVX2 loop, chosen at run time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX2)
+#define BP_LOAD_AVX2 1
+#include <immintrin.h>
+#endif
 
 #include "context.h"
 #include "radix_sort.h"
@@ -14,8 +19,11 @@
 // Below this many boxes AUTO uses brute force: its tight loop beats any structure's set-up.
 // Measured with `broadphase bench` (docs/methods.md).
 #define BP_AUTO_BRUTE_MAX 192
-// From this many boxes AUTO considers the grid (even with sweep near 2,000 here, ahead above).
-#define BP_AUTO_GRID_MIN 2048
+// From this many boxes AUTO considers the grid: in 2D its table layout is ahead of sweep from
+// about 500 boxes (2x at 500 to 1,000 on `uniform` and `clustered`, even on `mixed`); in 3D the
+// two are even near 2,000, the grid ahead above.
+#define BP_AUTO_GRID_MIN_2D 512
+#define BP_AUTO_GRID_MIN_3D 2048
 // Centre spread, in mean extents, that makes an axis count as spread for AUTO.
 #define BP_AUTO_SPREAD 8.0
 
@@ -108,6 +116,9 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
     if ((int)d.method < 0 || d.method >= BP_METHOD_COUNT) return BP_ERR_INVALID_ARG;
     if (d.sweep.axis < -1 || d.sweep.axis >= d.dimension) return BP_ERR_INVALID_ARG;
     if (!(d.grid.cell_size >= 0.0f) || !isfinite(d.grid.cell_size)) return BP_ERR_INVALID_ARG;
+    if (d.grid.layout != BP_GRID_LAYOUT_AUTO && d.grid.layout != BP_GRID_LAYOUT_SORTED &&
+        d.grid.layout != BP_GRID_LAYOUT_TABLE)
+        return BP_ERR_INVALID_ARG;
     if (d.quadtree.levels < 0) return BP_ERR_INVALID_ARG;
     if (d.quadtree.fixed_world) {
         for (int a = 0; a < d.dimension; ++a) {
@@ -221,10 +232,7 @@ static inline bp_status bp_load_dim(bp_frame *f, float *BP_RESTRICT dst, const f
     for (int a = 0; a < DIM; ++a) {
         f->lo[a] = lo[a];
         f->hi[a] = hi[a];
-        // Each extent was rounded to nearest in float, possibly down by half an ulp; one step
-        // up makes size_max a true upper bound, so that query windows [lo - size_max, hi] built
-        // from it never cut off a box that touches the query.
-        f->size_max[a] = nextafterf(smax[a], INFINITY);
+        f->size_max[a] = smax[a];  // made an upper bound by bp_set_boxes
         f->size_sum[a] += ssum[a];
         f->center_sum[a] += csum[a];
         f->center_sq[a] += csq[a];
@@ -235,7 +243,7 @@ static inline bp_status bp_load_dim(bp_frame *f, float *BP_RESTRICT dst, const f
 #if defined(__SSE2__)
 // bp_load_dim for 2D, one box per 4-lane register: [min x, min y, max x, max y]. The same
 // arithmetic lane by lane (the double sums come out bit for bit equal), a quarter of the
-// instructions: the load was a fifth of a 10,000-box frame's work.
+// instructions: the load was a fifth of a 10,000-box frame's work. Also the tail of the AVX2 loop.
 static bp_status bp_load2_sse(bp_frame *f, float *BP_RESTRICT dst, const float *BP_RESTRICT src, size_t n) {
     const __m128 zero = _mm_setzero_ps();
     const __m128 fmax = _mm_set1_ps(3.40282347e38f), fmin = _mm_set1_ps(-3.40282347e38f);
@@ -281,7 +289,7 @@ static bp_status bp_load2_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
     for (int a = 0; a < 2; ++a) {
         f->lo[a] = l[a];
         f->hi[a] = h[2 + a];
-        f->size_max[a] = nextafterf(m[a], INFINITY);  // an upper bound, as in bp_load_dim
+        f->size_max[a] = m[a];
         f->size_sum[a] += ss[a];
         f->center_sum[a] += cs[a];
         f->center_sq[a] += cq[a];
@@ -348,7 +356,7 @@ static bp_status bp_load3_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
     for (int x = 0; x < 3; ++x) {
         f->lo[x] = l[x];
         f->hi[x] = h[x];
-        f->size_max[x] = nextafterf(m[x], INFINITY);  // an upper bound, as in bp_load_dim
+        f->size_max[x] = m[x];
         f->size_sum[x] += ss[x];
         f->center_sum[x] += cs[x];
         f->center_sq[x] += cq[x];
@@ -357,7 +365,96 @@ static bp_status bp_load3_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
 }
 #endif
 
-static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, int dim) {
+#if defined(BP_LOAD_AVX2)
+// The 2D load, four boxes per iteration, two to a 256-bit register: half the instructions of the
+// SSE loop, and two sets of double sums so that their additions (4 cycles each) do not chain
+// from box to box. The sums are added in another order than bp_load_dim's, so they may differ
+// in the last bits (they are statistics for the heuristics). Returns the boxes done (a multiple
+// of 4); the caller loads the rest with bp_load2_sse.
+__attribute__((target("avx2"))) static inline size_t bp_load2_avx2_loop(bp_frame *f, float *BP_RESTRICT dst,
+                                                                       const float *BP_RESTRICT src, size_t n,
+                                                                       bool *bad, const bool SUMS) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 fmax = _mm256_set1_ps(3.40282347e38f), fmin = _mm256_set1_ps(-3.40282347e38f);
+    // Lanes 0, 1 (and 4, 5) of lo and smax, lanes 2, 3 (and 6, 7) of hi carry the result.
+    __m256 lo = _mm256_setr_ps(f->lo[0], f->lo[1], f->lo[0], f->lo[1], f->lo[0], f->lo[1], f->lo[0], f->lo[1]);
+    __m256 hi = _mm256_setr_ps(f->hi[0], f->hi[1], f->hi[0], f->hi[1], f->hi[0], f->hi[1], f->hi[0], f->hi[1]);
+    __m256 smax = _mm256_setr_ps(f->size_max[0], f->size_max[1], 0, 0, f->size_max[0], f->size_max[1], 0, 0);
+    __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    __m256d ss[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    __m256d cs[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    __m256d cq[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    const __m256d half = _mm256_set1_pd(0.5);
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        for (int q = 0; q < 2; ++q) {
+            const __m256 v = _mm256_add_ps(_mm256_loadu_ps(src + 4 * k + 8 * q), zero);  // -0.0 to +0.0
+            _mm256_storeu_ps(dst + 4 * k + 8 * q, v);
+            const __m256 vmax = _mm256_permute_ps(v, 0xEE);  // [max x, max y, max x, max y] per box
+            const __m256 finite = _mm256_and_ps(_mm256_cmp_ps(v, fmin, _CMP_GE_OQ), _mm256_cmp_ps(v, fmax, _CMP_LE_OQ));
+            ok = _mm256_and_ps(ok, _mm256_and_ps(finite, _mm256_cmp_ps(v, vmax, _CMP_LE_OQ)));
+            lo = _mm256_min_ps(lo, v);
+            hi = _mm256_max_ps(hi, v);
+            smax = _mm256_max_ps(smax, _mm256_sub_ps(vmax, v));
+            if (!SUMS) continue;
+            // Both boxes in double: [min x, min y] of each, then [max x, max y] of each.
+            const __m256d a = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+            const __m256d b = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+            const __m256d dmn = _mm256_permute2f128_pd(a, b, 0x20), dmx = _mm256_permute2f128_pd(a, b, 0x31);
+            ss[q] = _mm256_add_pd(ss[q], _mm256_sub_pd(dmx, dmn));
+            const __m256d c = _mm256_mul_pd(half, _mm256_add_pd(dmn, dmx));
+            cs[q] = _mm256_add_pd(cs[q], c);
+            cq[q] = _mm256_add_pd(cq[q], _mm256_mul_pd(c, c));
+        }
+    }
+    *bad = _mm256_movemask_ps(ok) != 0xff;
+    float l[8], h[8], m[8];
+    double s4[4], c4[4], q4[4];
+    _mm256_storeu_ps(l, lo);
+    _mm256_storeu_ps(h, hi);
+    _mm256_storeu_ps(m, smax);
+    _mm256_storeu_pd(s4, _mm256_add_pd(ss[0], ss[1]));
+    _mm256_storeu_pd(c4, _mm256_add_pd(cs[0], cs[1]));
+    _mm256_storeu_pd(q4, _mm256_add_pd(cq[0], cq[1]));
+    for (int a = 0; a < 2; ++a) {
+        f->lo[a] = l[a] < l[4 + a] ? l[a] : l[4 + a];
+        f->hi[a] = h[2 + a] > h[6 + a] ? h[2 + a] : h[6 + a];
+        f->size_max[a] = m[a] > m[4 + a] ? m[a] : m[4 + a];
+        f->size_sum[a] += s4[a] + s4[2 + a];
+        f->center_sum[a] += c4[a] + c4[2 + a];
+        f->center_sq[a] += q4[a] + q4[2 + a];
+    }
+    return k;
+}
+
+// One instantiation with the sums, one without (bounds, size_max and checks only).
+__attribute__((target("avx2"))) static size_t bp_load2_avx2(bp_frame *f, float *BP_RESTRICT dst,
+                                                             const float *BP_RESTRICT src, size_t n, bool *bad) {
+    return bp_load2_avx2_loop(f, dst, src, n, bad, true);
+}
+__attribute__((target("avx2"))) static size_t bp_load2_avx2_bounds(bp_frame *f, float *BP_RESTRICT dst,
+                                                                    const float *BP_RESTRICT src, size_t n,
+                                                                    bool *bad) {
+    return bp_load2_avx2_loop(f, dst, src, n, bad, false);
+}
+
+static bool bp_has_avx2(void) {
+    static int cached = -1;  // benign race: every thread computes the same value
+    if (cached < 0) cached = __builtin_cpu_supports("avx2") ? 1 : 0;
+    return cached == 1;
+}
+#endif
+
+// `sums`: the frame's sums are wanted (else they may be left incomplete).
+static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, int dim, bool sums) {
+#if defined(BP_LOAD_AVX2)
+    if (dim == 2 && bp_has_avx2()) {
+        bool bad = false;
+        const size_t k = sums ? bp_load2_avx2(f, dst, src, n, &bad) : bp_load2_avx2_bounds(f, dst, src, n, &bad);
+        if (bad) return bp_load2_sse(f, dst, src, k);  // finds and names the bad box
+        return bp_load2_sse(f, dst + 4 * k, src + 4 * k, n - k);
+    }
+#endif
 #if defined(__SSE2__)
     return dim == 2 ? bp_load2_sse(f, dst, src, n) : bp_load3_sse(f, dst, src, n);
 #else
@@ -365,7 +462,7 @@ static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, in
 #endif
 }
 
-static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const float *b, size_t nb) {
+static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const float *b, size_t nb, bool sums) {
     ctx->have_boxes = false;
     const int dim = ctx->dim;
     const size_t n = na + nb;
@@ -381,9 +478,13 @@ static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const 
         f->size_sum[k] = f->center_sum[k] = f->center_sq[k] = 0.0;
         f->size_max[k] = 0.0f;
     }
-    bp_status st = bp_load(f, ctx->boxes, a, na, dim);
-    if (st == BP_OK && nb) st = bp_load(f, ctx->boxes + na * (size_t)(2 * dim), b, nb, dim);
+    bp_status st = bp_load(f, ctx->boxes, a, na, dim, sums);
+    if (st == BP_OK && nb) st = bp_load(f, ctx->boxes + na * (size_t)(2 * dim), b, nb, dim, sums);
     if (st != BP_OK) return st;
+    // Each extent was rounded to nearest in float, possibly down by half an ulp; one step up
+    // makes size_max a true upper bound, so that query windows [lo - size_max, hi] built from it
+    // never cut off a box that touches the query.
+    for (int k = 0; k < dim; ++k) f->size_max[k] = nextafterf(f->size_max[k], INFINITY);
     if (n == 0)
         for (int k = 0; k < 3; ++k) f->lo[k] = f->hi[k] = 0.0f;
     f->n = n;
@@ -394,15 +495,16 @@ static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const 
 // Choosing and running a method
 
 // AUTO's rule, from what the benchmark measured (docs/methods.md): brute force for a handful of
-// boxes; the uniform grid from BP_AUTO_GRID_MIN boxes up when they spread over at least two axes
-// (2-5x faster than sweep on `uniform`, `clustered` and `mixed` at 10^4..10^6, in 2D and 3D);
+// boxes; the uniform grid from BP_AUTO_GRID_MIN_2D/3D boxes up when they spread over at least two
+// axes (2-5x faster than sweep on `uniform`, `clustered` and `mixed` at 10^4..10^6, in 2D and 3D);
 // sort-and-sweep otherwise: boxes along a line (the grid degenerates to one column there while
 // sweep picks the other axis) and small or very dense sets. An axis is spread when the standard
 // deviation of the centres exceeds BP_AUTO_SPREAD mean extents; a margin of 25% either way keeps
 // the choice steady (each switch loses the methods' frame-to-frame coherence).
 static bp_method bp_auto_choose(const bp_context *ctx, const bp_frame *f) {
     if (f->n <= BP_AUTO_BRUTE_MAX) return BP_METHOD_BRUTE;
-    if (f->n < BP_AUTO_GRID_MIN || !bp_method_available(BP_METHOD_GRID)) return BP_METHOD_SWEEP;
+    const size_t grid_min = f->dim == 2 ? BP_AUTO_GRID_MIN_2D : BP_AUTO_GRID_MIN_3D;
+    if (f->n < grid_min || !bp_method_available(BP_METHOD_GRID)) return BP_METHOD_SWEEP;
     const double factor = ctx->last == BP_METHOD_GRID ? BP_AUTO_SPREAD / 1.25 : BP_AUTO_SPREAD * 1.25;
     const double n = (double)f->n;
     int spread = 0;
@@ -553,7 +655,8 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     if (dim != ctx->dim) return BP_ERR_DIMENSION;
     if (na > BP_MAX_BOXES || nb > BP_MAX_BOXES || na + nb > BP_MAX_BOXES) return BP_ERR_TOO_MANY;
 
-    bp_status st = bp_set_boxes(ctx, a, na, b, nb);
+    const bool sums = ctx->def.method == BP_METHOD_AUTO || bp_classes[ctx->def.method]->frame_sums;
+    bp_status st = bp_set_boxes(ctx, a, na, b, nb, sums);
     if (st != BP_OK) return st;
     bp_frame *f = &ctx->frame;
     // Bipartite: pairs must cross the split. With one side empty, put the split past every box

@@ -31,6 +31,7 @@ typedef struct bp_frame {
     size_t split;          // bipartite: only pairs (i < split <= j) are wanted; 0 = all pairs
     const float *boxes;
     float lo[3], hi[3];    // bounds of all boxes (valid when n > 0)
+    // The sums are computed only for AUTO and for methods whose class sets frame_sums.
     double size_sum[3];    // sum of extents per axis
     double center_sum[3];  // sum of (min + max) / 2 per axis
     double center_sq[3];   // sum of squared centres per axis

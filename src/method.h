@@ -28,6 +28,9 @@ typedef struct bp_query {
 
 struct bp_algorithm_class {
     const char *name;
+    /// Reads the frame's sums (size_sum, center_sum, center_sq): the load computes them only
+    /// when true, or under AUTO.
+    bool frame_sums;
     /// Allocates the method's state through bp_alloc(ctx, ...), zeroed except as it likes; the
     /// context sets the base fields. Called once, lazily, the first time the method runs.
     bp_status (*create)(bp_context *ctx, bp_algorithm **out);

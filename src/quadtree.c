@@ -918,6 +918,7 @@ static bp_status qt_validate(const bp_algorithm *m, const bp_frame *f) {
 
 const bp_algorithm_class bp_quadtree_class = {
     .name = "quadtree",
+    .frame_sums = true,
     .create = qt_create,
     .destroy = qt_destroy,
     .find_pairs = qt_find_pairs,

@@ -773,6 +773,7 @@ static bp_status rdc_validate(const bp_algorithm *m, const bp_frame *f) {
 
 const bp_algorithm_class bp_rdc_class = {
     .name = "rdc",
+    .frame_sums = true,
     .create = rdc_create,
     .destroy = rdc_destroy,
     .find_pairs = rdc_find_pairs,

@@ -262,6 +262,7 @@ static bp_status sweep_validate(const bp_algorithm *m, const bp_frame *f) {
 
 const bp_algorithm_class bp_sweep_class = {
     .name = "sweep",
+    .frame_sums = true,
     .create = sweep_create,
     .destroy = sweep_destroy,
     .find_pairs = sweep_find_pairs,

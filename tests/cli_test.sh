@@ -207,6 +207,7 @@ bench_csv)
         printf '0 0 1 1\n' | "$BIN" pairs --method $m >/dev/null 2>&1 && methods="$methods $m"
     done
     case " $methods " in *" quadtree "*) methods="$methods quadtree-loose" ;; esac
+    case " $methods " in *" grid "*) methods="$methods grid-sorted" ;; esac
     for m in $methods memcpy; do
         grep -q "^uniform,2,1000,$m,1,2,[0-9.]*,[0-9.]*,[0-9.]*,[0-9]*,[0-9]*,ours,ok,\$" "$TMP/out" || fail "no line for $m"
     done

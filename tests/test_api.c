@@ -236,9 +236,9 @@ static void case_def(int argc, char **argv) {
     bp_context_destroy(ctx);
 }
 
-// AUTO's rule (docs/methods.md): brute force for a handful of boxes, the grid for thousands
-// spread over two axes or more, sort-and-sweep for boxes along a line or below the grid's size,
-// in 2D and 3D; and it does not flip between frames on the same scene. When the grid is not
+// AUTO's rule (docs/methods.md): brute force for a handful of boxes, the grid from 512 boxes
+// (2D) or 2,048 (3D) spread over two axes or more, sort-and-sweep for boxes along a line or below
+// the grid's size, in 2D and 3D; and it does not flip between frames on the same scene. When the grid is not
 // built, sweep instead.
 static void case_auto_rule(int argc, char **argv) {
     (void)argc;
@@ -253,7 +253,8 @@ static void case_auto_rule(int argc, char **argv) {
             size_t n;
             bool line;  // every centre on x in [0, 1]
             bp_method want;
-        } cases[] = {{10, false, BP_METHOD_BRUTE}, {1000, false, BP_METHOD_SWEEP}, {5000, false, grid},
+        } cases[] = {{10, false, BP_METHOD_BRUTE},       {300, false, BP_METHOD_SWEEP},
+                     {1000, false, d == 2 ? grid : BP_METHOD_SWEEP}, {5000, false, grid},
                      {5000, true, d == 2 ? BP_METHOD_SWEEP : grid}};
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
             const size_t n = cases[c].n;

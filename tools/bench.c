@@ -38,9 +38,10 @@
 // boxes, sweep above (sweep itself equals brute force: tests/test_oracle.c, --check).
 #define BM_PEER_BRUTE_MAX 2000
 
-// BM_LOOSE: the quadtree with loose cells; BM_MEMCPY: one copy of the frame's boxes, the floor
-// under any method (every method reads every box once).
-typedef enum { BM_LIB, BM_RESORT, BM_NAIVE, BM_LOOSE, BM_MEMCPY } bm_kind;
+// BM_LOOSE: the quadtree with loose cells; BM_SORTED: the grid with its sorted layout only (no
+// table in small worlds); BM_MEMCPY: one copy of the frame's boxes, the floor under any method
+// (every method reads every box once).
+typedef enum { BM_LIB, BM_RESORT, BM_NAIVE, BM_LOOSE, BM_SORTED, BM_MEMCPY } bm_kind;
 
 typedef struct bm_method {
     const char *name;
@@ -53,7 +54,8 @@ static const bm_method bm_methods[] = {
     {"memcpy", BM_MEMCPY, BP_METHOD_BRUTE},
     {"naive-sweep", BM_NAIVE, BP_METHOD_SWEEP},  {"brute", BM_LIB, BP_METHOD_BRUTE},
     {"sweep", BM_LIB, BP_METHOD_SWEEP},          {"sweep-resort", BM_RESORT, BP_METHOD_SWEEP},
-    {"grid", BM_LIB, BP_METHOD_GRID},            {"quadtree", BM_LIB, BP_METHOD_QUADTREE},
+    {"grid", BM_LIB, BP_METHOD_GRID},            {"grid-sorted", BM_SORTED, BP_METHOD_GRID},
+    {"quadtree", BM_LIB, BP_METHOD_QUADTREE},
     {"quadtree-loose", BM_LOOSE, BP_METHOD_QUADTREE},
     {"rdc", BM_LIB, BP_METHOD_RDC},              {"auto", BM_LIB, BP_METHOD_AUTO},
 };
@@ -342,6 +344,7 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
         def.method = m->method;
         if (m->kind == BM_RESORT) def.sweep.coherence = false;
         if (m->kind == BM_LOOSE) def.quadtree.loose = true;
+        if (m->kind == BM_SORTED) def.grid.layout = BP_GRID_LAYOUT_SORTED;
         st = bp_context_create(&def, &ctx);
         if (st != BP_OK) {
             fprintf(stderr, "broadphase bench: %s: cannot create a context: %s\n", m->name, bp_status_string(st));
@@ -746,9 +749,10 @@ static const char bm_usage[] =
     "  --dim 2|3      dimension (default 2)\n"
     "  --method LIST  comma list of brute, sweep, grid, quadtree, rdc, auto, the bench-only\n"
     "                 naive-sweep (seed 003's plain sort-and-sweep: qsort + active list),\n"
-    "                 sweep-resort (sweep without temporal coherence), quadtree-loose (the\n"
-    "                 quadtree with loose cells), memcpy (one copy of the boxes: the floor under\n"
-    "                 any method, finds no pairs), and peer names; 'all'\n"
+    "                 sweep-resort (sweep without temporal coherence), grid-sorted (the grid\n"
+    "                 without its table for small worlds), quadtree-loose (the quadtree with\n"
+    "                 loose cells), memcpy (one copy of the boxes: the floor under any method,\n"
+    "                 finds no pairs), and peer names; 'all'\n"
     "                 (default) is every method of ours this build has, no peer\n"
     "  --peers        add every peer this build has that handles --dim (docs/peers.md):\n"
     "                 chipmunk-hash, chipmunk-bbtree, chipmunk-bbtree-vel, chipmunk-sweep1d,\n"
@@ -822,7 +826,7 @@ static bool bm_parse_methods(const char *v, bm_opts *o) {
         if (k == BM_METHOD_COUNT) {
             fprintf(stderr,
                     "broadphase bench: unknown method '%s' (brute, sweep, grid, quadtree, rdc, auto, naive-sweep, "
-                    "sweep-resort, quadtree-loose, memcpy, all, or a peer this build has: %zu compiled in)\n",
+                    "sweep-resort, grid-sorted, quadtree-loose, memcpy, all, or a peer this build has: %zu compiled in)\n",
                     tok, bp_peer_count());
             return false;
         }
