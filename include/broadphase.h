@@ -143,7 +143,8 @@ typedef struct bp_allocator {
 /// How method `grid` stores its cells (docs/grid.md). Either way the pairs are the same.
 typedef enum bp_grid_layout {
     /// The table in small 2D worlds (at most 16 finest cells per box, 2^18 cells in all) where
-    /// every box fits the finest cells; sorted otherwise.
+    /// every box fits the finest cells and cells are not crowded (measured on the last frame:
+    /// below 30% of the boxes sharing a cell); sorted otherwise.
     BP_GRID_LAYOUT_AUTO = 0,
     /// Cells are runs of boxes sorted by cell key, with coarser levels for large boxes: any
     /// world, any sizes, memory proportional to the boxes.

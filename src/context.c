@@ -447,6 +447,7 @@ static bool bp_has_avx2(void) {
 
 // `sums`: the frame's sums are wanted (else they may be left incomplete).
 static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, int dim, bool sums) {
+    (void)sums;  // the other loops always compute them
 #if defined(BP_LOAD_AVX2)
     if (dim == 2 && bp_has_avx2()) {
         bool bad = false;

@@ -145,15 +145,20 @@ static bp_status find(bp_context *ctx, int dim, const float *boxes, size_t n, bp
                     : bp_find_pairs3(ctx, (const bp_box3 *)(const void *)boxes, n, out);
 }
 
-static bp_context *make_ctx(int dim, bp_method m, float cell) {
+static bp_context *make_ctx_layout(int dim, bp_method m, float cell, bp_grid_layout layout) {
     bp_context_def def = bp_default_context_def();
     def.dimension = dim;
     def.method = m;
     def.sort_pairs = true;
     def.grid.cell_size = cell;
+    def.grid.layout = layout;
     bp_context *ctx = NULL;
     if (bp_context_create(&def, &ctx) != BP_OK) return NULL;
     return ctx;
+}
+
+static bp_context *make_ctx(int dim, bp_method m, float cell) {
+    return make_ctx_layout(dim, m, cell, BP_GRID_LAYOUT_AUTO);
 }
 
 // One frame through both contexts; pairs compared as sorted arrays; grid validated.
@@ -804,6 +809,111 @@ static int test_draw_lattice(void) {
     return 0;
 }
 
+// Both layouts (sorted runs; the table of small 2D worlds) and AUTO's choice between them, against
+// brute force frame after frame on the scenes, the world then shrinking (every box pulled to
+// the centre: cells crowd, the table's lists grow long), n changing, and queries from each.
+static int test_layouts(void) {
+    static const struct {
+        const char *name;
+        size_t n;
+    } sc[] = {{"uniform", 3000}, {"clustered", 3000}, {"seed", 1000}, {"line", 1000}, {"mixed", 1000}};
+    uint64_t R = g_seed * 31;
+    for (size_t c = 0; c < sizeof sc / sizeof sc[0]; ++c) {
+        for (int layout = 0; layout < 3; ++layout) {
+            scene s;
+            CHECK(scene_init(&s, sc[c].name, sc[c].n, 2, g_seed));
+            float *boxes = malloc(sc[c].n * 4 * sizeof(float));
+            CHECK(boxes);
+            bp_context *g = make_ctx_layout(2, BP_METHOD_GRID, 0, (bp_grid_layout)layout);
+            bp_context *b = make_ctx(2, BP_METHOD_BRUTE, 0);
+            CHECK(g && b);
+            for (int f = 0; f <= 12; ++f) {
+                if (f) scene_step(&s);
+                scene_boxes(&s, boxes);
+                size_t n = sc[c].n;
+                if (f >= 6) {
+                    // Pulled towards the centre, more each frame: from sparse to one crowd.
+                    const float k = 1.0f / (float)(1 << (f - 5)), mid = (float)(s.W / 2);
+                    for (size_t i = 0; i < n * 4; ++i) boxes[i] = mid + (boxes[i] - mid) * k;
+                }
+                if (f == 4) n -= n / 3;
+                if (compare_frame(g, b, 2, boxes, n, NULL)) {
+                    fprintf(stderr, "layouts: %s layout %d frame %d\n", sc[c].name, layout, f);
+                    return 1;
+                }
+                if (f == 3 || f == 8) {
+                    for (int q = 0; q < 60; ++q) {
+                        float lo[2], hi[2];
+                        const double size = exp(uni(&R, log(0.01), log(s.W / 3)));
+                        for (int a = 0; a < 2; ++a) {
+                            const double m = uni(&R, -0.1 * s.W, 1.1 * s.W);
+                            lo[a] = (float)(m - size * u01(&R));
+                            hi[a] = (float)(m + size * u01(&R));
+                        }
+                        CHECK(query_compare(g, b, 0, lo, hi, 0) == 0);
+                        CHECK(query_compare(g, b, 1, lo, NULL, (float)size) == 0);
+                        const float *corner = boxes + (size_t)(rng_next(&R) % n) * 4;
+                        CHECK(query_compare(g, b, 2, corner, NULL, 0) == 0);
+                    }
+                }
+            }
+            bp_context_destroy(g);
+            bp_context_destroy(b);
+            free(boxes);
+            scene_free(&s);
+        }
+    }
+    return 0;
+}
+
+// AUTO leaves the table for the sorted layout when the cells crowd. Seen through the allocator:
+// the sorted layout's arrays exist only once it has run. `uniform` (7% of boxes share a cell)
+// stays on the table; `line` (everything in one column: 92%) moves to sorted runs after its first
+// frame, and back to the table once the boxes spread again.
+static int test_crowding(void) {
+    const char *names[2] = {"uniform", "line"};
+    for (int c = 0; c < 2; ++c) {
+        scene s;
+        const size_t n = 2000;
+        CHECK(scene_init(&s, names[c], n, 2, g_seed));
+        float *boxes = malloc(n * 4 * sizeof(float));
+        CHECK(boxes);
+        bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
+        CHECK(g);
+        size_t bytes[4];
+        for (int f = 0; f < 4; ++f) {
+            scene_step(&s);
+            scene_boxes(&s, boxes);
+            bp_pairs out;
+            CHECK_OK(find(g, 2, boxes, n, &out));
+            CHECK_OK(bp_validate(g));
+            bp_stats st;
+            CHECK_OK(bp_get_stats(g, &st));
+            bytes[f] = st.bytes;
+        }
+        if (c == 0) {
+            CHECK(bytes[1] == bytes[0] && bytes[3] == bytes[0]);
+        } else {
+            CHECK(bytes[1] > bytes[0] && bytes[3] == bytes[1]);
+            // Spread the boxes over the square (the same boxes, x from the index): sparse again,
+            // and the table serves from the next frame on (it allocates nothing new).
+            for (size_t i = 0; i < n; ++i) {
+                const float x = (float)((double)(i % 45) * s.W / 45.0) + 1.0f;
+                boxes[4 * i] = x - 1.0f;
+                boxes[4 * i + 2] = x + 1.0f;
+            }
+            bp_context *b = make_ctx(2, BP_METHOD_BRUTE, 0);
+            CHECK(b);
+            for (int f = 0; f < 3; ++f) CHECK(compare_frame(g, b, 2, boxes, n, NULL) == 0);
+            bp_context_destroy(b);
+        }
+        bp_context_destroy(g);
+        free(boxes);
+        scene_free(&s);
+    }
+    return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 static const struct {
@@ -813,7 +923,7 @@ static const struct {
     {"scenes", test_scenes}, {"random", test_random}, {"degenerate", test_degenerate},
     {"extreme", test_extreme}, {"query", test_query}, {"between", test_between},
     {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
-    {"draw_lattice", test_draw_lattice},
+    {"draw_lattice", test_draw_lattice}, {"layouts", test_layouts}, {"crowding", test_crowding},
 };
 
 int main(int argc, char **argv) {

@@ -10,6 +10,7 @@
 typedef struct oracle {
     bp_method method;
     int dim;
+    bp_grid_layout layout;  // for the grid (and AUTO choosing it): both layouts must agree
     bpt_pairs got, want;
     bpt_boxes boxes;
 } oracle;
@@ -44,18 +45,21 @@ static bp_context *oracle_context(const oracle *o, bool sorted, int axis, bool c
     def.sort_pairs = sorted;
     def.sweep.axis = axis;
     def.sweep.coherence = coherence;
+    def.grid.layout = o->layout;
     return bpt_context(o->method, o->dim, &def);
 }
 
 // Runs the boxes through every delivery mode (buffer / callback, sorted or not), twice on the
 // same context (the second call reuses the first one's structure), then once after a small move.
+// The grid's layouts take turns: automatic, sorted, table, automatic.
 static void oracle_all_modes(oracle *o, const char *label) {
     bpt_rng r = bpt_rng_make(bpt_hash(label));
     for (int mode = 0; mode < 4; ++mode) {
         bool sorted = mode & 1;
         bpt_delivery dl = mode & 2 ? BPT_CALLBACK : BPT_BUFFER;
-        bpt_note("%s: n = %zu, %s, %s", label, o->boxes.n, sorted ? "sorted" : "unsorted",
-                 dl == BPT_CALLBACK ? "callback" : "buffer");
+        o->layout = (bp_grid_layout)(mode % 3);
+        bpt_note("%s: n = %zu, %s, %s, grid layout %d", label, o->boxes.n, sorted ? "sorted" : "unsorted",
+                 dl == BPT_CALLBACK ? "callback" : "buffer", (int)o->layout);
         bp_context *ctx = oracle_context(o, sorted, -1, true);
         for (int rep = 0; rep < 2; ++rep) oracle_frame(o, ctx, o->boxes.v, o->boxes.n, dl, sorted, label);
         // A copy moved a little (the original stays exact for the next mode).
@@ -67,6 +71,7 @@ static void oracle_all_modes(oracle *o, const char *label) {
         bpt_boxes_free(&moved);
         bp_context_destroy(ctx);
     }
+    o->layout = BP_GRID_LAYOUT_AUTO;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,12 +144,13 @@ static void case_random(int argc, char **argv) {
         int axis = (int)bpt_below(&r, (size_t)o.dim + 1) - 1;
         bool coherence = bpt_coin(&r, 0.8);
         int frames = 1 + (int)bpt_below(&r, 4);
+        o.layout = (bp_grid_layout)bpt_below(&r, 3);
         random_scene(&r, &o.boxes, o.dim, n, sc, off);
         bp_context *ctx = oracle_context(&o, sorted, axis, coherence);
         for (int f = 0; f < frames; ++f) {
-            bpt_note("trial %d frame %d: n = %zu, sizes [%g, %g], offset %g, %s, %s, axis %d", t, f, o.boxes.n,
-                     sc->hmin, sc->hmax, off, sorted ? "sorted" : "unsorted",
-                     dl == BPT_CALLBACK ? "callback" : "buffer", axis);
+            bpt_note("trial %d frame %d: n = %zu, sizes [%g, %g], offset %g, %s, %s, axis %d, grid layout %d", t, f,
+                     o.boxes.n, sc->hmin, sc->hmax, off, sorted ? "sorted" : "unsorted",
+                     dl == BPT_CALLBACK ? "callback" : "buffer", axis, (int)o.layout);
             oracle_frame(&o, ctx, o.boxes.v, o.boxes.n, dl, sorted, "random");
             bpt_jiggle(&r, &o.boxes, sc->hmax * 0.1 + 0.01);
             if (bpt_coin(&r, 0.25)) change_n(&r, &o.boxes, random_n_cap(random_n_any(&r), sc), sc, off);
@@ -170,6 +176,7 @@ static void case_large(int argc, char **argv) {
                              classes[c].hmin, classes[c].hmax);
             bool sorted = c == 1;
             bpt_delivery dl = s == 1 ? BPT_CALLBACK : BPT_BUFFER;
+            o.layout = (bp_grid_layout)((s * 3 + c) % 3);
             bp_context *ctx = oracle_context(&o, sorted, -1, true);
             for (int f = 0; f < 2; ++f) {
                 bpt_note("large: n = %zu, class %zu, frame %d", n, c, f);
@@ -190,6 +197,7 @@ static void case_frames(int argc, char **argv) {
     bpt_rng r = bpt_rng_make(3);
     static const size_class sc = {0.2, 3.0};
     for (int sorted = 0; sorted < 2; ++sorted) {
+        o.layout = sorted ? BP_GRID_LAYOUT_TABLE : BP_GRID_LAYOUT_AUTO;
         bp_context *ctx = oracle_context(&o, sorted, -1, true);
         random_scene(&r, &o.boxes, o.dim, 400, &sc, 0.0);
         for (int f = 0; f < 120; ++f) {

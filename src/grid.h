@@ -1,0 +1,126 @@
+// Method `grid`, internal: the state and geometry shared by its two layouts, the sorted runs of
+// src/grid.c (any world) and the table of src/grid_table.c (small 2D worlds). docs/grid.md.
+#ifndef BP_GRID_H
+#define BP_GRID_H
+
+#include "method.h"
+
+#define GRID_MAX_LEVELS 34
+// Sentinel keys after the last box: every scan stops there without a bounds test.
+#define GRID_PAD 16  // also covers the prefetch distance
+#define GRID_SENTINEL UINT32_MAX
+// A link (a list head or next[i]) is a box index or GRID_EMPTY, with GRID_MULTI set when the
+// list it starts holds two boxes or more: one test of the first links tells whether any list
+// needs walking further.
+#define GRID_EMPTY 0x7FFFFFFFu
+#define GRID_MULTI 0x80000000u
+
+typedef struct grid_level {
+    int64_t g[3];         // cells per axis (coordinates 0 .. g-1)
+    uint32_t stride[3];   // key strides: 1, padded row, padded plane
+    uint32_t base;        // first key of the level
+    uint32_t size;        // keys of the level: the padded cell count
+    size_t begin, end;    // the level's boxes in sorted order
+} grid_level;
+
+typedef struct grid_geom {
+    int dim;
+    double origin[3], cell[3], inv[3];
+    // The cell coordinate of x is (x - fo) * fi clamped to [0, fg], in float: the same
+    // arithmetic in every path (SSE or scalar), monotone in x, exact bounds (fg < 2^24).
+    float fo[3], fi[3], fg[3];
+    int64_t g0[3];        // level-0 cells per axis
+    double wlo[3], whi[3];  // the window the cells cover
+    bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
+    int levels;
+    uint64_t total;       // keys of all levels
+    grid_level lv[GRID_MAX_LEVELS];
+} grid_geom;
+
+typedef struct bp_grid {
+    bp_algorithm base;
+    grid_geom geom;
+    bool have_geom;
+    bool ordered;         // perm holds last frame's order (for coherence)
+    size_t n;             // boxes of the last call
+    unsigned key_bits;
+    // The sorted frame: object ids, cell keys (+ sentinels) and boxes (2 * dim floats each).
+    uint32_t *perm, *keys;
+    float *boxes;
+    size_t perm_cap, keys_cap, boxes_cap;
+    // Scratch: keys and boxes in last frame's order, the boxes that moved (keys, old positions;
+    // also the radix sort's buffers), the next perm.
+    uint32_t *okeys, *mkeys, *mpos, *perm2;
+    float *oboxes;
+    size_t okeys_cap, mkeys_cap, mpos_cap, perm2_cap, oboxes_cap;
+    size_t moved;         // boxes pulled out of the order this frame
+    // Row index of the levels that coarser boxes search: rows[roff[l] + r] = first sorted
+    // position of padded row r of level l (rows_ok[l] when built).
+    uint32_t *rows;
+    size_t rows_cap;
+    size_t roff[GRID_MAX_LEVELS];
+    bool rows_ok[GRID_MAX_LEVELS];
+    uint64_t resorts;     // frames that needed a full radix sort
+    // The table layout (src/grid_table.c): cells are lists through a table of every level-0
+    // cell instead of runs of a sorted order. keys and boxes then hold every box in input order,
+    // head[c] links cell c's list, next[i] the rest of box i's. The table is GRID_EMPTY
+    // everywhere but in head[0 .. dirty) (the last table call's cells); head_ok false: wipe it.
+    bool table;           // the last call used the table layout
+    bool crowded;         // AUTO: cells too full for the table (src/grid_table.c)
+    bool head_ok;
+    size_t dirty;
+    uint32_t *head, *next;
+    size_t head_cap, next_cap;
+} bp_grid;
+
+// Level-0 cell coordinate of x on an axis: clamped in float before the conversion, so any finite
+// float gives a defined result (an overflow to infinity clamps too); monotone in x.
+static inline int64_t grid_coord(float x, float origin, float inv, float gmax) {
+    float t = (x - origin) * inv;
+    t = t > 0.0f ? t : 0.0f;
+    t = t < gmax ? t : gmax;
+    return (int64_t)(int32_t)t;
+}
+
+static inline void grid_cells(const grid_geom *G, const float *b, int64_t c0[3], int64_t c1[3]) {
+    const int d = G->dim;
+    for (int a = 0; a < d; ++a) {
+        c0[a] = grid_coord(b[a], G->fo[a], G->fi[a], G->fg[a]);
+        c1[a] = grid_coord(b[d + a], G->fo[a], G->fi[a], G->fg[a]);
+    }
+    for (int a = d; a < 3; ++a) c0[a] = c1[a] = 0;
+}
+
+// The cells of level l that can hold the min corner of a box overlapping the level-0 cell
+// range [c0, c1]: a box of level l spans at most two cells, so its min cell is at most one
+// before c0 (and not after c1). Clamped to the grid, so ranges never wrap into the next row.
+static inline void grid_region(const grid_geom *G, int l, const int64_t c0[3], const int64_t c1[3], int64_t lo[3],
+                        int64_t hi[3]) {
+    for (int a = 0; a < 3; ++a) {
+        if (a < G->dim) {
+            lo[a] = (c0[a] >> l) - 1;
+            if (lo[a] < 0) lo[a] = 0;
+            hi[a] = c1[a] >> l;
+        } else {
+            lo[a] = hi[a] = 0;
+        }
+    }
+}
+
+// The table layout (src/grid_table.c). bp_grid_table_find runs a frame on it when it can and
+// should (*done true); else the sorted layout runs.
+bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint64_t *checks, bool *done);
+// Whether the table could serve the frame (whatever AUTO prefers).
+bool bp_grid_table_possible(const bp_grid *g, const bp_frame *f);
+// Records a frame's crowding (`shared` of n boxes found their cell occupied), from either layout.
+void bp_grid_note_crowding(bp_grid *g, size_t shared, size_t n);
+// Empties the table again (the entries of the last table call).
+void bp_grid_table_clear(bp_grid *g);
+bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_query *q, bp_index_buf *out);
+bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f);
+void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);
+
+// Draws the cell of `key` in level l (src/grid.c).
+void bp_grid_draw_cell(const grid_geom *G, int l, uint32_t key, const bp_debug_draw *draw);
+
+#endif

@@ -1,0 +1,468 @@
+// Method `grid`, table layout (docs/grid.md, "Small worlds"): in a small 2D world the cells are
+// linked lists through a table of every level-0 cell, filled in input order.
+//
+// With few boxes the sorted layout is bound by its fixed cost per box, not by memory: the key
+// pass, the merge of the boxes that changed cell, and the cursor that finds the next row (a
+// chain of dependent loads from box to box). When level 0 has few cells, so that a table of
+// list heads for all of them stays in cache, and every box fits level 0, the grid instead links
+// each box into its cell's list: no sort and no order to keep, and the five lists a box meets
+// (the rest of its own cell, the next cell, three cells of the next row) are direct loads of
+// the table, independent from box to box. Same cells, same keys as the sorted layout.
+#include <math.h>
+
+#include "grid.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+// The key and candidate passes have 16-wide AVX-512 loops, chosen at run time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX512)
+#define GRID_AVX512 1
+#include <immintrin.h>
+#endif
+
+#ifndef GRID_TABLE_MAX_CELLS
+#define GRID_TABLE_MAX_CELLS ((uint64_t)1 << 18)  // 1 MiB of list heads
+#endif
+// Sparser than this many cells per box, the table costs more to keep than the sort it saves.
+#define GRID_TABLE_CELLS_PER_BOX 16
+
+// Whether the table can serve this frame (not whether it should: see grid_table_fits).
+bool bp_grid_table_possible(const bp_grid *g, const bp_frame *f) {
+    const grid_geom *G = &g->geom;
+    if (f->dim != 2 || f->n == 0 || f->n >= GRID_EMPTY || G->lv[0].size > GRID_TABLE_MAX_CELLS) return false;
+    // Every box must fit level 0 (checked exactly while linking; this spares a wasted pass).
+    for (int a = 0; a < 2; ++a)
+        if (!((double)f->size_max[a] <= G->cell[a])) return false;
+    return true;
+}
+
+// AUTO takes the table for sparse cells only: where many boxes share a cell (`clustered` from
+// 30,000 boxes, `seed`, `line`) the lists are walked box by box and the sorted runs are faster
+// (docs/grid.md). Crowding is the share of boxes whose cell already held one, measured on the
+// last frame by either layout; two thresholds so that a scene near one does not flip-flop
+// (each switch to the sorted layout costs it a full sort).
+#define GRID_CROWDED_ABOVE 0.30
+#define GRID_SPARSE_BELOW 0.20
+
+static bool grid_table_fits(const bp_grid *g, const bp_frame *f) {
+    const bp_grid_layout layout = bp_context_def_of(g->base.ctx)->grid.layout;
+    if (layout == BP_GRID_LAYOUT_SORTED || !bp_grid_table_possible(g, f)) return false;
+    if (layout == BP_GRID_LAYOUT_TABLE) return true;
+    return !g->crowded && g->geom.lv[0].size <= (uint64_t)GRID_TABLE_CELLS_PER_BOX * f->n;
+}
+
+// Records this frame's crowding: `shared` of n boxes found their cell occupied.
+void bp_grid_note_crowding(bp_grid *g, size_t shared, size_t n) {
+    const double frac = n ? (double)shared / (double)n : 0.0;
+    g->crowded = g->crowded ? frac > GRID_SPARSE_BELOW : frac > GRID_CROWDED_ABOVE;
+}
+
+// Puts the table back to all GRID_EMPTY. A fill of the range the last call used: cheaper than
+// clearing its boxes' cells one by one (random stores), as the table has few cells per box.
+void bp_grid_table_clear(bp_grid *g) {
+    uint32_t *BP_RESTRICT head = g->head;
+    for (size_t c = 0; c < g->dirty; ++c) head[c] = GRID_EMPTY;
+    g->dirty = 0;
+}
+
+static bp_status grid_table_reserve(bp_grid *g, size_t n) {
+    bp_context *ctx = g->base.ctx;
+    const size_t cells = (size_t)g->geom.lv[0].size;
+    BP_RESERVE_DISCARD(ctx, g->keys, g->keys_cap, n + GRID_PAD);
+    BP_RESERVE_DISCARD(ctx, g->boxes, g->boxes_cap, (n + GRID_PAD) * 4);
+    BP_RESERVE_DISCARD(ctx, g->next, g->next_cap, n + 1);
+    if (cells > g->head_cap) {
+        bp_status st = BP_OK;
+        uint32_t *h = bp_grow(ctx, g->head, &g->head_cap, cells, sizeof *h, false, &st);
+        if (st != BP_OK) return st;
+        g->head = h;
+        g->head_ok = false;
+    }
+    if (!g->head_ok) {
+        for (size_t c = 0; c < g->head_cap; ++c) g->head[c] = GRID_EMPTY;
+        g->head_ok = true;
+    }
+    return BP_OK;
+}
+
+#if defined(GRID_AVX512)
+static bool grid_has_avx512(void) {
+    static int cached = -1;  // benign race: every thread computes the same value
+    if (cached < 0) cached = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    return cached == 1;
+}
+
+// The key pass of grid_table_link2 for whole groups of 16 boxes, four to a register, the same
+// arithmetic as the SSE loop. Returns the boxes done; ORs (span - 1) > 0 flags into *wide.
+__attribute__((target("avx512f"))) static size_t grid_table_keys_avx512(const grid_geom *G, const float *src,
+                                                                        size_t n, uint32_t *BP_RESTRICT keys,
+                                                                        float *BP_RESTRICT nb, uint32_t *wide) {
+    const __m512 O = _mm512_setr4_ps(G->fo[0], G->fo[1], G->fo[0], G->fo[1]);
+    const __m512 I = _mm512_setr4_ps(G->fi[0], G->fi[1], G->fi[0], G->fi[1]);
+    const __m512 M = _mm512_setr4_ps(G->fg[0], G->fg[1], G->fg[0], G->fg[1]);
+    const __m512i neg_max = _mm512_setr4_epi32(0, 0, (int)0x80000000u, (int)0x80000000u);
+    const int sx = (int)G->lv[0].stride[1];
+    // key = x0 + y0 * sx + sx + 1, summed in lane 0 of each box.
+    const __m512i mul = _mm512_setr4_epi32(1, sx, 0, 0);
+    const __m512i base = _mm512_set1_epi32(sx + 1);
+    __m512i span = _mm512_setzero_si512();
+    size_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        __m512i key4[4];
+        for (int q = 0; q < 4; ++q) {
+            const __m512 v = _mm512_loadu_ps(src + 4 * (k + 4 * (size_t)q));
+            _mm512_storeu_si512((void *)(nb + 4 * (k + 4 * (size_t)q)), _mm512_xor_si512(_mm512_castps_si512(v), neg_max));
+            __m512 t = _mm512_mul_ps(_mm512_sub_ps(v, O), I);
+            t = _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), M);
+            const __m512i c = _mm512_cvttps_epi32(t);
+            // (x1 - x0, y1 - y0) in lanes 2 and 3: above 1 means a coarser level.
+            span = _mm512_or_si512(span, _mm512_sub_epi32(c, _mm512_shuffle_epi32(c, _MM_PERM_BADC)));
+            const __m512i p = _mm512_mullo_epi32(c, mul);
+            key4[q] = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, _MM_PERM_AAAB));
+        }
+        // Lane 0 of each box (lanes 0, 4, 8, 12 of each register) into one register of 16.
+        const __m512i lo = _mm512_permutex2var_epi32(
+            key4[0], _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0), key4[1]);
+        const __m512i hi = _mm512_permutex2var_epi32(
+            key4[2], _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0), key4[3]);
+        const __m512i all = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+        _mm512_storeu_si512((void *)(keys + k), _mm512_add_epi32(all, base));
+    }
+    // Only lanes 2 and 3 hold spans (lanes 0 and 1 hold x0 - x1 and y0 - y1, <= 0).
+    const __m512i spans = _mm512_and_si512(span, _mm512_setr4_epi32(0, 0, -1, -1));
+    *wide |= (uint32_t)_mm512_reduce_or_epi32(_mm512_srli_epi32(spans, 1));
+    return k;
+}
+#endif
+
+// Keys and boxes (min, -max) in input order, each box pushed on its cell's list. False when a
+// box spans more than two cells on an axis (it needs a coarser level): the caller undoes it.
+static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
+    const grid_geom *G = &g->geom;
+    const uint32_t sx = G->lv[0].stride[1];
+    uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    float *BP_RESTRICT nb = g->boxes;
+    const float *BP_RESTRICT src = f->boxes;
+    uint32_t wide = 0;
+    size_t shared = 0;
+#if defined(__SSE2__)
+    const __m128 O = _mm_setr_ps(G->fo[0], G->fo[1], G->fo[0], G->fo[1]);
+    const __m128 I = _mm_setr_ps(G->fi[0], G->fi[1], G->fi[0], G->fi[1]);
+    const __m128 M = _mm_setr_ps(G->fg[0], G->fg[1], G->fg[0], G->fg[1]);
+    const __m128 neg_max = _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f);
+#endif
+    size_t k = 0;
+#if defined(GRID_AVX512)
+    if (grid_has_avx512()) {
+        k = grid_table_keys_avx512(G, src, n, keys, nb, &wide);
+        for (size_t q = 0; q < k; ++q) {
+            const uint32_t key = keys[q], h = head[key];
+            next[q] = h;
+            head[key] = (uint32_t)q | (h != GRID_EMPTY ? GRID_MULTI : 0u);
+            shared += h != GRID_EMPTY;
+        }
+    }
+#endif
+    for (; k < n; ++k) {
+        const float *b = src + 4 * k;
+#if defined(__SSE2__)
+        const __m128 v = _mm_loadu_ps(b);
+        _mm_storeu_ps(nb + 4 * k, _mm_xor_ps(v, neg_max));
+        __m128 t = _mm_mul_ps(_mm_sub_ps(v, O), I);
+        t = _mm_min_ps(_mm_max_ps(t, _mm_setzero_ps()), M);
+        int32_t c[4];
+        _mm_storeu_si128((__m128i *)(void *)c, _mm_cvttps_epi32(t));
+        const uint32_t x0 = (uint32_t)c[0], y0 = (uint32_t)c[1], x1 = (uint32_t)c[2], y1 = (uint32_t)c[3];
+#else
+        float *o = nb + 4 * k;
+        o[0] = b[0];
+        o[1] = b[1];
+        o[2] = -b[2];
+        o[3] = -b[3];
+        const uint32_t x0 = (uint32_t)grid_coord(b[0], G->fo[0], G->fi[0], G->fg[0]);
+        const uint32_t y0 = (uint32_t)grid_coord(b[1], G->fo[1], G->fi[1], G->fg[1]);
+        const uint32_t x1 = (uint32_t)grid_coord(b[2], G->fo[0], G->fi[0], G->fg[0]);
+        const uint32_t y1 = (uint32_t)grid_coord(b[3], G->fo[1], G->fi[1], G->fg[1]);
+#endif
+        wide |= ((x1 - x0) | (y1 - y0)) >> 1;  // coordinates are monotone: x1 >= x0
+        const uint32_t key = (y0 + 1) * sx + x0 + 1;
+        keys[k] = key;
+        const uint32_t h = head[key];
+        next[k] = h;
+        head[key] = (uint32_t)k | (h != GRID_EMPTY ? GRID_MULTI : 0u);
+        shared += h != GRID_EMPTY;
+    }
+    bp_grid_note_crowding(g, shared, n);
+    g->dirty = (size_t)G->lv[0].size;
+    return wide == 0;
+}
+
+// The pairs of box i with the boxes after the first of the list `link` starts (pass 1 listed
+// the first two boxes of every list; this walks on from the second's link).
+static bp_status grid_table_rest(const bp_grid *g, uint32_t i, uint32_t link, const float *probe, bp_sink *sink,
+                                 uint64_t *checks) {
+    const uint32_t *next = g->next;
+    const float *nb = g->boxes;
+    for (uint32_t u = next[link & ~GRID_MULTI]; (u & ~GRID_MULTI) != GRID_EMPTY; u = next[u & ~GRID_MULTI]) {
+        const uint32_t e = u & ~GRID_MULTI;
+        const float *b = nb + 4 * (size_t)e;
+        ++*checks;
+        if ((b[0] <= probe[0]) & (b[1] <= probe[1]) & (b[2] <= probe[2]) & (b[3] <= probe[3])) {
+            bp_status st = bp_sink_push(sink, i, e);
+            if (st != BP_OK) return st;
+        }
+    }
+    return BP_OK;
+}
+
+// Boxes per block of the pair passes: the candidate buffers (up to 10 per box) stay in L1.
+#define GRID_TABLE_BLOCK 128
+
+// Pass 1 for boxes [i0, i1): appends the candidates to ci/ce (room for 10 per box and 16 more):
+// the first box of each list, and its second when the list has two or more. The boxes with a
+// list of three or more go to slow. Returns the candidate count.
+static size_t grid_table_cands(const bp_grid *g, uint32_t i0, uint32_t i1, uint32_t *BP_RESTRICT ci,
+                               uint32_t *BP_RESTRICT ce, uint32_t *BP_RESTRICT slow, size_t *ns_out) {
+    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    const uint32_t sx = g->geom.lv[0].stride[1];
+    const uint32_t last = (uint32_t)g->n;  // next[last] is GRID_EMPTY
+    size_t nc = 0, ns = 0;
+    for (uint32_t i = i0; i < i1; ++i) {
+        const uint32_t K = keys[i];
+        const uint32_t link[5] = {next[i], head[K + 1], head[K + sx - 1], head[K + sx], head[K + sx + 1]};
+        uint32_t deep = 0;
+        for (int r = 0; r < 5; ++r) {
+            const uint32_t e = link[r] & ~GRID_MULTI;
+            ci[nc] = i;
+            ce[nc] = e;
+            nc += e != GRID_EMPTY;
+            const uint32_t l2 = next[e < last ? e : last];
+            ci[nc] = i;
+            ce[nc] = l2 & ~GRID_MULTI;
+            nc += link[r] >> 31;
+            deep |= l2;  // flagged only when the list holds three or more
+        }
+        slow[ns] = i;
+        ns += deep >> 31;
+    }
+    *ns_out = ns;
+    return nc;
+}
+
+#if defined(GRID_AVX512)
+// Pass 1, 16 boxes at a time: the four table links by gathers, each list's candidates appended
+// by a compress (to a register, then a full store: the buffers have 16 entries of slack).
+// Second boxes, rare on sparse scenes, behind one test per 16 boxes.
+__attribute__((target("avx512f,popcnt"))) static size_t grid_table_cands_avx512(
+    const bp_grid *g, uint32_t i0, uint32_t i1, uint32_t *BP_RESTRICT ci, uint32_t *BP_RESTRICT ce,
+    uint32_t *BP_RESTRICT slow, size_t *ns_out) {
+    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    const __m512i sx = _mm512_set1_epi32((int)g->geom.lv[0].stride[1]);
+    const __m512i one = _mm512_set1_epi32(1), empty = _mm512_set1_epi32((int)GRID_EMPTY);
+    const __m512i multi = _mm512_set1_epi32((int)GRID_MULTI);
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    size_t nc = 0, ns = 0;
+    for (uint32_t i = i0; i < i1; i += 16) {
+        const __mmask16 m = (__mmask16)(i1 - i >= 16 ? 0xFFFFu : (1u << (i1 - i)) - 1u);
+        const __m512i I = _mm512_add_epi32(_mm512_set1_epi32((int)i), iota);
+        const __m512i K = _mm512_maskz_loadu_epi32(m, keys + i);
+        const __m512i row = _mm512_add_epi32(K, sx);
+        __m512i l[5];
+        l[0] = _mm512_mask_loadu_epi32(empty, m, next + i);
+        l[1] = _mm512_mask_i32gather_epi32(empty, m, _mm512_add_epi32(K, one), head, 4);
+        l[2] = _mm512_mask_i32gather_epi32(empty, m, _mm512_sub_epi32(row, one), head, 4);
+        l[3] = _mm512_mask_i32gather_epi32(empty, m, row, head, 4);
+        l[4] = _mm512_mask_i32gather_epi32(empty, m, _mm512_add_epi32(row, one), head, 4);
+        for (int r = 0; r < 5; ++r) {
+            const __m512i e = _mm512_andnot_si512(multi, l[r]);
+            const __mmask16 k = _mm512_cmpneq_epi32_mask(e, empty);
+            _mm512_storeu_si512((void *)(ci + nc), _mm512_maskz_compress_epi32(k, I));
+            _mm512_storeu_si512((void *)(ce + nc), _mm512_maskz_compress_epi32(k, e));
+            nc += (size_t)__builtin_popcount(k);
+        }
+        __m512i any = _mm512_or_si512(_mm512_or_si512(l[0], l[1]), _mm512_or_si512(l[2], l[3]));
+        any = _mm512_or_si512(any, l[4]);
+        if (BP_UNLIKELY(_mm512_test_epi32_mask(any, multi))) {
+            // Some lists hold two boxes or more: their second boxes too.
+            __m512i deep = _mm512_setzero_si512();
+            for (int r = 0; r < 5; ++r) {
+                const __mmask16 k = _mm512_test_epi32_mask(l[r], multi);
+                if (!k) continue;
+                const __m512i l2 = _mm512_mask_i32gather_epi32(empty, k, _mm512_andnot_si512(multi, l[r]), next, 4);
+                _mm512_storeu_si512((void *)(ci + nc), _mm512_maskz_compress_epi32(k, I));
+                _mm512_storeu_si512((void *)(ce + nc), _mm512_maskz_compress_epi32(k, _mm512_andnot_si512(multi, l2)));
+                nc += (size_t)__builtin_popcount(k);
+                deep = _mm512_or_si512(deep, l2);
+            }
+            const __mmask16 ms = _mm512_test_epi32_mask(deep, multi);
+            _mm512_storeu_si512((void *)(slow + ns), _mm512_maskz_compress_epi32(ms, I));
+            ns += (size_t)__builtin_popcount(ms);
+        }
+    }
+    *ns_out = ns;
+    return nc;
+}
+
+#endif
+
+// Two passes per block of boxes, without a branch on the data: the boxes are in input order, so
+// the table and box loads come from all over the cache, and a mispredicted branch waiting on
+// them would throw away the work of many boxes in flight. Pass 1 lists the candidates; pass 2
+// tests them (about 0.6 per box on `uniform`, against 5 links read), writing every candidate to
+// the sink and keeping the hits. Lists of three boxes or more are walked apart.
+static bp_status grid_table_pairs2(const bp_grid *g, size_t n, bp_sink *sink, uint64_t *checks) {
+    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    const float *BP_RESTRICT nb = g->boxes;
+    const uint32_t sx = g->geom.lv[0].stride[1];
+    const uint32_t last = (uint32_t)n;
+    uint32_t ci[10 * GRID_TABLE_BLOCK + 16], ce[10 * GRID_TABLE_BLOCK + 16], slow[GRID_TABLE_BLOCK + 16];
+    uint64_t c = 0;
+#if defined(GRID_AVX512)
+    const bool avx512 = grid_has_avx512();
+#endif
+    for (uint32_t i0 = 0; i0 < last; i0 += GRID_TABLE_BLOCK) {
+        const uint32_t i1 = last - i0 > GRID_TABLE_BLOCK ? i0 + GRID_TABLE_BLOCK : last;
+        size_t ns;
+#if defined(GRID_AVX512)
+        const size_t nc = avx512 ? grid_table_cands_avx512(g, i0, i1, ci, ce, slow, &ns)
+                                 : grid_table_cands(g, i0, i1, ci, ce, slow, &ns);
+#else
+        const size_t nc = grid_table_cands(g, i0, i1, ci, ce, slow, &ns);
+#endif
+        c += nc;
+        const uint32_t split = sink->split;
+        for (size_t q0 = 0; q0 < nc; q0 += BP_SINK_MIN_ROOM) {
+            const size_t q1 = nc - q0 > BP_SINK_MIN_ROOM ? q0 + BP_SINK_MIN_ROOM : nc;
+            bp_status st = bp_sink_room(sink, q1 - q0);
+            if (st != BP_OK) return st;
+            bp_pair *BP_RESTRICT out = sink->buf;
+            size_t count = sink->count;
+            for (size_t q = q0; q < q1; ++q) {
+                const uint32_t i = ci[q], e = ce[q];
+                const float *a = nb + 4 * (size_t)i, *b = nb + 4 * (size_t)e;
+#if defined(__SSE2__)
+                // Stored (min, -max); the probe is (max, -min): b meets a when b <= probe lane by lane.
+                const __m128 A = _mm_loadu_ps(a);
+                const __m128 P = _mm_xor_ps(_mm_shuffle_ps(A, A, _MM_SHUFFLE(1, 0, 3, 2)), _mm_set1_ps(-0.0f));
+                unsigned hit = _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), P)) == 15;
+#else
+                unsigned hit = (b[0] <= -a[2]) & (b[1] <= -a[3]) & (b[2] <= -a[0]) & (b[3] <= -a[1]);
+#endif
+                hit &= (unsigned)(!split | ((i < split) != (e < split)));
+                out[count].i = i < e ? i : e;
+                out[count].j = i < e ? e : i;
+                count += hit;
+            }
+            sink->count = count;
+        }
+        for (size_t q = 0; q < ns; ++q) {
+            const uint32_t i = slow[q], K = keys[i];
+            const float *a = nb + 4 * (size_t)i;
+            const float probe[4] = {-a[2], -a[3], -a[0], -a[1]};
+            const uint32_t link[5] = {next[i], head[K + 1], head[K + sx - 1], head[K + sx], head[K + sx + 1]};
+            for (int r = 0; r < 5; ++r) {
+                if (!(link[r] & GRID_MULTI)) continue;
+                const uint32_t l2 = next[link[r] & ~GRID_MULTI];
+                if (!(l2 & GRID_MULTI)) continue;
+                bp_status st = grid_table_rest(g, i, l2, probe, sink, &c);  // from the third box on
+                if (st != BP_OK) return st;
+            }
+        }
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+// The table layout for one call. *done false: the frame does not fit it (the sorted layout runs).
+bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint64_t *checks, bool *done) {
+    const size_t n = f->n;
+    *done = false;
+    if (!grid_table_fits(g, f)) return BP_OK;
+    bp_status st = grid_table_reserve(g, n);
+    if (st != BP_OK) return st;
+    // keys and boxes are overwritten: the sorted layout's order is gone.
+    g->ordered = false;
+    g->table = false;
+    if (!grid_table_link2(g, f, n)) {
+        bp_grid_table_clear(g);
+        return BP_OK;
+    }
+    for (int l = 0; l < g->geom.levels; ++l) g->geom.lv[l].begin = g->geom.lv[l].end = 0;
+    g->geom.lv[0].end = n;
+    float *sentinel = g->boxes + 4 * n;
+    for (int e = 0; e < 4; ++e) sentinel[e] = INFINITY;
+    g->next[n] = GRID_EMPTY;
+    g->n = n;
+    g->table = true;
+    *done = true;
+    return grid_table_pairs2(g, n, sink, checks);
+}
+
+// Region query from the lists: a box of level 0 overlapping the query has its min corner in the
+// cells from one before the query's low corner to its high corner.
+bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_query *q, bp_index_buf *out) {
+    const grid_geom *G = &g->geom;
+    const uint32_t sx = G->lv[0].stride[1];
+    const float qb[4] = {q->lo[0], q->lo[1], q->hi[0], q->hi[1]};
+    int64_t c0[3], c1[3], lo[3], hi[3];
+    grid_cells(G, qb, c0, c1);
+    grid_region(G, 0, c0, c1, lo, hi);
+    for (int64_t y = lo[1]; y <= hi[1]; ++y) {
+        for (int64_t x = lo[0]; x <= hi[0]; ++x) {
+            const uint32_t key = (uint32_t)(y + 1) * sx + (uint32_t)(x + 1);
+            for (uint32_t u = g->head[key]; (u & ~GRID_MULTI) != GRID_EMPTY; u = g->next[u & ~GRID_MULTI]) {
+                const uint32_t e = u & ~GRID_MULTI;
+                if (bp_query_hit(q, f, e)) {
+                    bp_status st = bp_index_push(out, e);
+                    if (st != BP_OK) return st;
+                }
+            }
+        }
+    }
+    return BP_OK;
+}
+
+// Every box in the list of its own cell, once; lists in decreasing index order (so they end),
+// flags right; the table empty elsewhere; keys and boxes those of the frame.
+bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
+    const grid_geom *G = &g->geom;
+    const size_t n = f->n;
+    if (g->n != n || f->dim != 2 || !g->have_geom || G->dim != 2 || !g->head_ok) return BP_ERR_INVALID_ARG;
+    const size_t cells = (size_t)G->lv[0].size;
+    if (g->dirty != cells || cells > g->head_cap) return BP_ERR_INVALID_ARG;
+    const uint32_t sx = G->lv[0].stride[1];
+    for (size_t i = 0; i < n; ++i) {
+        const float *b = bp_frame_box(f, i), *sb = g->boxes + 4 * i;
+        for (int e = 0; e < 2; ++e)
+            if (sb[e] != b[e] || -sb[2 + e] != b[2 + e]) return BP_ERR_INVALID_ARG;
+        int64_t c0[3], c1[3];
+        grid_cells(G, b, c0, c1);
+        if (c1[0] - c0[0] > 1 || c1[1] - c0[1] > 1) return BP_ERR_INVALID_ARG;
+        if (g->keys[i] != (uint32_t)(c0[1] + 1) * sx + (uint32_t)(c0[0] + 1)) return BP_ERR_INVALID_ARG;
+    }
+    const float *sentinel = g->boxes + 4 * n;
+    for (int e = 0; e < 4; ++e)
+        if (sentinel[e] != INFINITY) return BP_ERR_INVALID_ARG;
+    if (g->next[n] != GRID_EMPTY) return BP_ERR_INVALID_ARG;
+    size_t seen = 0;
+    for (size_t c = 0; c < cells; ++c) {
+        uint32_t u = g->head[c], prev = UINT32_MAX;
+        for (; (u & ~GRID_MULTI) != GRID_EMPTY; u = g->next[u & ~GRID_MULTI]) {
+            const uint32_t e = u & ~GRID_MULTI;
+            if (e >= n || e >= prev || g->keys[e] != c) return BP_ERR_INVALID_ARG;
+            const bool more = (g->next[e] & ~GRID_MULTI) != GRID_EMPTY;
+            if (((u & GRID_MULTI) != 0) != more) return BP_ERR_INVALID_ARG;
+            prev = e;
+            ++seen;
+        }
+        if (u != GRID_EMPTY) return BP_ERR_INVALID_ARG;
+    }
+    return seen == n ? BP_OK : BP_ERR_INVALID_ARG;
+}
+
+void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw) {
+    // Each occupied cell once: where box i heads its cell's list.
+    for (size_t i = 0; i < g->n; ++i)
+        if ((g->head[g->keys[i]] & ~GRID_MULTI) == i) bp_grid_draw_cell(&g->geom, 0, g->keys[i], draw);
+}
