@@ -142,7 +142,7 @@ typedef struct bp_allocator {
 
 /// How method `grid` stores its cells (docs/grid.md). Either way the pairs are the same.
 typedef enum bp_grid_layout {
-    /// The table in small 2D worlds (at most 16 finest cells per box, 2^18 cells in all) where
+    /// The table in small 2D worlds (at most 16 finest cells per box, 2^20 cells in all) where
     /// every box fits the finest cells and cells are not crowded (measured on the last frame:
     /// below 30% of the boxes sharing a cell); sorted otherwise.
     BP_GRID_LAYOUT_AUTO = 0,
@@ -150,7 +150,7 @@ typedef enum bp_grid_layout {
     /// world, any sizes, memory proportional to the boxes.
     BP_GRID_LAYOUT_SORTED,
     /// 2D: cells are lists through a table of every finest cell (no sort); used whenever every
-    /// box fits the finest cells and the table has at most 2^18 cells, sorted otherwise.
+    /// box fits the finest cells and the table has at most 2^20 cells, sorted otherwise.
     BP_GRID_LAYOUT_TABLE,
 } bp_grid_layout;
 

@@ -22,7 +22,7 @@
 #endif
 
 #ifndef GRID_TABLE_MAX_CELLS
-#define GRID_TABLE_MAX_CELLS ((uint64_t)1 << 18)  // 1 MiB of list heads
+#define GRID_TABLE_MAX_CELLS ((uint64_t)1 << 20)  // 4 MiB of list heads
 #endif
 // Sparser than this many cells per box, the table costs more to keep than the sort it saves.
 #define GRID_TABLE_CELLS_PER_BOX 16
