@@ -254,9 +254,10 @@ findings() {
     echo "20 frames (SCENES.md)."
     echo
     echo "Which method when (docs/methods.md has the guide): \`auto\` uses brute force below ~200"
-    echo "boxes, sort-and-sweep up to ~2,000 boxes and whenever the boxes spread along one axis only"
-    echo "(\`line\`), and the grid from ~2,000 boxes spread over two axes or more; pick \`quadtree\` or"
-    echo "\`rdc\` for their structure (many region queries, groups), not for pair-finding speed."
+    echo "boxes, sort-and-sweep up to 512 boxes in 2D (2,048 in 3D) and whenever the boxes spread along"
+    echo "one axis only (\`line\`), and the grid above that for boxes spread over two axes or more (in"
+    echo "small 2D worlds with its table layout; \`grid-sorted\` is the grid without it); pick"
+    echo "\`quadtree\` or \`rdc\` for their structure (many region queries, groups), not for speed."
     echo
     echo "\`auto\` picks a method from the frame's statistics; where it is not the fastest above, the"
     echo "difference is the cost of a pick that is close but not best. The ratios against the peers are"
