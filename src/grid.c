@@ -355,35 +355,12 @@ static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x)
     uint32_t *BP_RESTRICT ok = g->okeys;
     float *BP_RESTRICT ob = g->oboxes;
     const float *BP_RESTRICT src = f->boxes;
-#if defined(__SSE2__)
-    const __m128 O = _mm_setr_ps(G->fo[0], G->fo[1], G->fo[0], G->fo[1]);
-    const __m128 I = _mm_setr_ps(G->fi[0], G->fi[1], G->fi[0], G->fi[1]);
-    const __m128 M = _mm_setr_ps(G->fg[0], G->fg[1], G->fg[0], G->fg[1]);
-    const __m128 neg_max = _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f);
-#endif
+    const grid_map2 map = grid_map2_make(G);
     for (size_t k = 0; k < n; ++k) {
         GRID_PREFETCH_READ(src + (size_t)perm[k + GRID_PREFETCH] * 4);
-        const float *b = src + (size_t)perm[k] * 4;
-#if defined(__SSE2__)
-        // The four coordinates at once, exactly as grid_coord computes each.
-        const __m128 v = _mm_loadu_ps(b);
-        _mm_storeu_ps(ob + 4 * k, _mm_xor_ps(v, neg_max));
-        __m128 t = _mm_mul_ps(_mm_sub_ps(v, O), I);
-        t = _mm_min_ps(_mm_max_ps(t, _mm_setzero_ps()), M);
         int32_t c[4];
-        _mm_storeu_si128((__m128i *)(void *)c, _mm_cvttps_epi32(t));
+        grid_map2_box(&map, src + (size_t)perm[k] * 4, ob + 4 * k, c);
         const int64_t x0 = c[0], y0 = c[1], x1 = c[2], y1 = c[3];
-#else
-        float *o = ob + 4 * k;
-        o[0] = b[0];
-        o[1] = b[1];
-        o[2] = -b[2];
-        o[3] = -b[3];
-        const int64_t x0 = grid_coord(b[0], G->fo[0], G->fi[0], G->fg[0]);
-        const int64_t y0 = grid_coord(b[1], G->fo[1], G->fi[1], G->fg[1]);
-        const int64_t x1 = grid_coord(b[2], G->fo[0], G->fi[0], G->fg[0]);
-        const int64_t y1 = grid_coord(b[3], G->fo[1], G->fi[1], G->fg[1]);
-#endif
         uint32_t key;
         if (BP_LIKELY(x1 - x0 <= 1 && y1 - y0 <= 1)) {
             key = (uint32_t)((uint64_t)(y0 + 1) * sx + (uint64_t)(x0 + 1));

@@ -5,6 +5,10 @@
 
 #include "method.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define GRID_MAX_LEVELS 34
 // Sentinel keys after the last box: every scan stops there without a bounds test.
 #define GRID_PAD 16  // also covers the prefetch distance
@@ -90,6 +94,48 @@ static inline void grid_cells(const grid_geom *G, const float *b, int64_t c0[3],
     }
     for (int a = d; a < 3; ++a) c0[a] = c1[a] = 0;
 }
+
+// Level-0 cells of 2D boxes, four coordinates at once where SSE2 is there: the key passes of
+// both layouts. grid_map2_box writes box b as (min, -max) to out and its cell range x0, y0, x1,
+// y1 to c, exactly as grid_coord computes each.
+#if defined(__SSE2__)
+typedef struct grid_map2 {
+    __m128 o, i, m;
+} grid_map2;
+
+static inline grid_map2 grid_map2_make(const grid_geom *G) {
+    grid_map2 m = {_mm_setr_ps(G->fo[0], G->fo[1], G->fo[0], G->fo[1]),
+                   _mm_setr_ps(G->fi[0], G->fi[1], G->fi[0], G->fi[1]),
+                   _mm_setr_ps(G->fg[0], G->fg[1], G->fg[0], G->fg[1])};
+    return m;
+}
+
+static inline void grid_map2_box(const grid_map2 *m, const float *b, float *out, int32_t c[4]) {
+    const __m128 v = _mm_loadu_ps(b);
+    _mm_storeu_ps(out, _mm_xor_ps(v, _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f)));
+    __m128 t = _mm_mul_ps(_mm_sub_ps(v, m->o), m->i);
+    t = _mm_min_ps(_mm_max_ps(t, _mm_setzero_ps()), m->m);
+    _mm_storeu_si128((__m128i *)(void *)c, _mm_cvttps_epi32(t));
+}
+#else
+typedef struct grid_map2 {
+    float o[2], i[2], m[2];
+} grid_map2;
+
+static inline grid_map2 grid_map2_make(const grid_geom *G) {
+    grid_map2 m = {{G->fo[0], G->fo[1]}, {G->fi[0], G->fi[1]}, {G->fg[0], G->fg[1]}};
+    return m;
+}
+
+static inline void grid_map2_box(const grid_map2 *m, const float *b, float *out, int32_t c[4]) {
+    for (int e = 0; e < 2; ++e) {
+        out[e] = b[e];
+        out[2 + e] = -b[2 + e];
+        c[e] = (int32_t)grid_coord(b[e], m->o[e], m->i[e], m->m[e]);
+        c[2 + e] = (int32_t)grid_coord(b[2 + e], m->o[e], m->i[e], m->m[e]);
+    }
+}
+#endif
 
 // The cells of level l that can hold the min corner of a box overlapping the level-0 cell
 // range [c0, c1]: a box of level l spans at most two cells, so its min cell is at most one

@@ -136,6 +136,15 @@ __attribute__((target("avx512f"))) static size_t grid_table_keys_avx512(const gr
 }
 #endif
 
+// Pushes box k on the list of cell `key`; 1 when the cell already held a box.
+static inline unsigned grid_table_push(uint32_t *BP_RESTRICT head, uint32_t *BP_RESTRICT next, uint32_t key,
+                                       uint32_t k) {
+    const uint32_t h = head[key];
+    next[k] = h;
+    head[key] = k | (h != GRID_EMPTY ? GRID_MULTI : 0u);
+    return h != GRID_EMPTY;
+}
+
 // Keys and boxes (min, -max) in input order, each box pushed on its cell's list. False when a
 // box spans more than two cells on an axis (it needs a coarser level): the caller undoes it.
 static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
@@ -146,52 +155,22 @@ static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
     const float *BP_RESTRICT src = f->boxes;
     uint32_t wide = 0;
     size_t shared = 0;
-#if defined(__SSE2__)
-    const __m128 O = _mm_setr_ps(G->fo[0], G->fo[1], G->fo[0], G->fo[1]);
-    const __m128 I = _mm_setr_ps(G->fi[0], G->fi[1], G->fi[0], G->fi[1]);
-    const __m128 M = _mm_setr_ps(G->fg[0], G->fg[1], G->fg[0], G->fg[1]);
-    const __m128 neg_max = _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f);
-#endif
     size_t k = 0;
 #if defined(GRID_AVX512)
     if (grid_has_avx512()) {
         k = grid_table_keys_avx512(G, src, n, keys, nb, &wide);
-        for (size_t q = 0; q < k; ++q) {
-            const uint32_t key = keys[q], h = head[key];
-            next[q] = h;
-            head[key] = (uint32_t)q | (h != GRID_EMPTY ? GRID_MULTI : 0u);
-            shared += h != GRID_EMPTY;
-        }
+        for (size_t q = 0; q < k; ++q) shared += grid_table_push(head, next, keys[q], (uint32_t)q);
     }
 #endif
+    const grid_map2 map = grid_map2_make(G);
     for (; k < n; ++k) {
-        const float *b = src + 4 * k;
-#if defined(__SSE2__)
-        const __m128 v = _mm_loadu_ps(b);
-        _mm_storeu_ps(nb + 4 * k, _mm_xor_ps(v, neg_max));
-        __m128 t = _mm_mul_ps(_mm_sub_ps(v, O), I);
-        t = _mm_min_ps(_mm_max_ps(t, _mm_setzero_ps()), M);
         int32_t c[4];
-        _mm_storeu_si128((__m128i *)(void *)c, _mm_cvttps_epi32(t));
+        grid_map2_box(&map, src + 4 * k, nb + 4 * k, c);
         const uint32_t x0 = (uint32_t)c[0], y0 = (uint32_t)c[1], x1 = (uint32_t)c[2], y1 = (uint32_t)c[3];
-#else
-        float *o = nb + 4 * k;
-        o[0] = b[0];
-        o[1] = b[1];
-        o[2] = -b[2];
-        o[3] = -b[3];
-        const uint32_t x0 = (uint32_t)grid_coord(b[0], G->fo[0], G->fi[0], G->fg[0]);
-        const uint32_t y0 = (uint32_t)grid_coord(b[1], G->fo[1], G->fi[1], G->fg[1]);
-        const uint32_t x1 = (uint32_t)grid_coord(b[2], G->fo[0], G->fi[0], G->fg[0]);
-        const uint32_t y1 = (uint32_t)grid_coord(b[3], G->fo[1], G->fi[1], G->fg[1]);
-#endif
         wide |= ((x1 - x0) | (y1 - y0)) >> 1;  // coordinates are monotone: x1 >= x0
         const uint32_t key = (y0 + 1) * sx + x0 + 1;
         keys[k] = key;
-        const uint32_t h = head[key];
-        next[k] = h;
-        head[key] = (uint32_t)k | (h != GRID_EMPTY ? GRID_MULTI : 0u);
-        shared += h != GRID_EMPTY;
+        shared += grid_table_push(head, next, key, (uint32_t)k);
     }
     bp_grid_note_crowding(g, shared, n);
     g->dirty = (size_t)G->lv[0].size;
@@ -384,7 +363,10 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
     // keys and boxes are overwritten: the sorted layout's order is gone.
     g->ordered = false;
     g->table = false;
-    if (!grid_table_link2(g, f, n)) {
+    // Linking measured the crowding: under AUTO, a frame that turns out crowded (the first of
+    // `line` or `seed`, say) goes to the sorted layout at once rather than walk long lists.
+    const bool fits = grid_table_link2(g, f, n);
+    if (!fits || (g->crowded && bp_context_def_of(g->base.ctx)->grid.layout == BP_GRID_LAYOUT_AUTO)) {
         bp_grid_table_clear(g);
         return BP_OK;
     }
