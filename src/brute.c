@@ -143,7 +143,7 @@ static bp_status brute_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *s
     for (size_t i = 0; i < rows; ++i) c += n - (f->split ? f->split : i + 1);
     *checks += c;
 #if defined(BRUTE_AVX2)
-    if (__builtin_cpu_supports("avx2"))
+    if (bp_cpu_avx2())
         return d == 2 ? brute_avx2_2(soa, st, n, rows, f->split, sink) : brute_avx2_3(soa, st, n, rows, f->split, sink);
 #endif
     return d == 2 ? brute_rows(soa, st, n, rows, f->split, 2, sink) : brute_rows(soa, st, n, rows, f->split, 3, sink);

@@ -438,18 +438,13 @@ __attribute__((target("avx2"))) static size_t bp_load2_avx2_bounds(bp_frame *f, 
     return bp_load2_avx2_loop(f, dst, src, n, bad, false);
 }
 
-static bool bp_has_avx2(void) {
-    static int cached = -1;  // benign race: every thread computes the same value
-    if (cached < 0) cached = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return cached == 1;
-}
 #endif
 
 // `sums`: the frame's sums are wanted (else they may be left incomplete).
 static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, int dim, bool sums) {
     (void)sums;  // the other loops always compute them
 #if defined(BP_LOAD_AVX2)
-    if (dim == 2 && bp_has_avx2()) {
+    if (dim == 2 && bp_cpu_avx2()) {
         bool bad = false;
         const size_t k = sums ? bp_load2_avx2(f, dst, src, n, &bad) : bp_load2_avx2_bounds(f, dst, src, n, &bad);
         if (bad) return bp_load2_sse(f, dst, src, k);  // finds and names the bad box

@@ -43,6 +43,13 @@ static inline const float *bp_frame_box(const bp_frame *f, size_t k) {
     return f->boxes + k * (size_t)(2 * f->dim);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/// Run-time checks for the SIMD loops compiled with target attributes (src/brute.c,
+/// sweep_kernel.c, context.c, grid_table.c): one test of libgcc's CPU model, cheap per call.
+static inline bool bp_cpu_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static inline bool bp_cpu_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+#endif
+
 /// Pairs flow from methods through a sink: a buffer that either grows (buffer mode) or is
 /// handed to the user's callback when full (callback mode).
 typedef struct bp_sink bp_sink;

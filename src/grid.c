@@ -22,10 +22,6 @@
 #include "grid.h"
 #include "radix_sort.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 // The cell edge is this many times the typical box extent (the 75th percentile of a sample of
 // extents, so a few huge boxes do not inflate it). Measured on `uniform` and `clustered` at
 // N = 1,000,000 (docs/grid.md): larger cells test more candidates, smaller ones send more boxes
@@ -63,7 +59,6 @@
 #else
 #define GRID_PREFETCH_READ(p) ((void)0)
 #endif
-
 
 static bp_status grid_create(bp_context *ctx, bp_algorithm **out) {
     bp_grid *g = bp_alloc(ctx, sizeof *g);
@@ -106,7 +101,6 @@ static void grid_reset(bp_algorithm *m) {
 
 // ---------------------------------------------------------------------------------------------
 // Geometry: cell size, window, levels
-
 
 static void grid_sort_doubles(double *v, size_t n) {
     for (size_t k = 1; k < n; ++k) {
@@ -298,7 +292,6 @@ static inline uint32_t grid_key(const grid_geom *G, const int64_t c0[3], const i
     *level = l;
     return (uint32_t)k;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Building the frame's structure
@@ -521,58 +514,6 @@ static bp_status grid_build_rows(bp_grid *g, size_t n, int coarse) {
 // ---------------------------------------------------------------------------------------------
 // Pairs
 
-// Sorted boxes are stored as (min, -max): box b overlaps box a when every stored value of b is
-// <= the matching value of the probe (max(a), -min(a)), so one 4-wide compare tests a 2D pair.
-// Negation is exact, so this is the closed-interval test, bit for bit.
-#if defined(__SSE2__)
-typedef struct grid_probe {
-    __m128 lo, hi;
-} grid_probe;
-
-static inline grid_probe grid_probe_make(const float *a, int d) {
-    float t[8] = {0, 0, 0, 0, INFINITY, INFINITY, INFINITY, INFINITY};
-    for (int e = 0; e < d; ++e) {
-        t[e] = -a[d + e];
-        t[d + e] = -a[e];
-    }
-    grid_probe p = {_mm_loadu_ps(t), _mm_loadu_ps(t + 4)};
-    return p;
-}
-
-static inline int grid_hit2(const grid_probe *p, const float *b) {
-    return _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), p->lo)) == 15;
-}
-
-static inline int grid_hit3(const grid_probe *p, const float *b) {
-    __m128 hi = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(b + 4)));
-    int m = _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), p->lo)) |
-            (_mm_movemask_ps(_mm_cmple_ps(hi, p->hi)) << 4);
-    return m == 0xFF;
-}
-#else
-typedef struct grid_probe {
-    float v[6];
-} grid_probe;
-
-static inline grid_probe grid_probe_make(const float *a, int d) {
-    grid_probe p;
-    for (int e = 0; e < d; ++e) {
-        p.v[e] = -a[d + e];
-        p.v[d + e] = -a[e];
-    }
-    return p;
-}
-
-static inline int grid_hit2(const grid_probe *p, const float *b) {
-    return (b[0] <= p->v[0]) & (b[1] <= p->v[1]) & (b[2] <= p->v[2]) & (b[3] <= p->v[3]);
-}
-
-static inline int grid_hit3(const grid_probe *p, const float *b) {
-    return (b[0] <= p->v[0]) & (b[1] <= p->v[1]) & (b[2] <= p->v[2]) & (b[3] <= p->v[3]) &
-           (b[4] <= p->v[4]) & (b[5] <= p->v[5]);
-}
-#endif
-
 // Tests sorted box j against box p (a0..a3 / a) when its key is at most `lim`, and pushes a hit.
 // Branch-free but for the (rare) hit: cells hold a box or less on average, so loops that stop
 // at the first key past the range would mispredict on almost every box.
@@ -690,7 +631,6 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, bp_sin
     *checks += c;
     return BP_OK;
 }
-
 
 // Cross-level pairs: each box of level m against the finer levels, as a region query of its
 // own box (each pair is found from its coarser box only).

@@ -3,6 +3,8 @@
 #ifndef BP_GRID_H
 #define BP_GRID_H
 
+#include <math.h>
+
 #include "method.h"
 
 #if defined(__SSE2__)
@@ -152,6 +154,58 @@ static inline void grid_region(const grid_geom *G, int l, const int64_t c0[3], c
         }
     }
 }
+
+// Both layouts store boxes as (min, -max): box b overlaps box a when every stored value of b is
+// <= the matching value of the probe (max(a), -min(a)), so one 4-wide compare tests a 2D pair.
+// Negation is exact, so this is the closed-interval test, bit for bit.
+#if defined(__SSE2__)
+typedef struct grid_probe {
+    __m128 lo, hi;
+} grid_probe;
+
+static inline grid_probe grid_probe_make(const float *a, int d) {
+    float t[8] = {0, 0, 0, 0, INFINITY, INFINITY, INFINITY, INFINITY};
+    for (int e = 0; e < d; ++e) {
+        t[e] = -a[d + e];
+        t[d + e] = -a[e];
+    }
+    grid_probe p = {_mm_loadu_ps(t), _mm_loadu_ps(t + 4)};
+    return p;
+}
+
+static inline int grid_hit2(const grid_probe *p, const float *b) {
+    return _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), p->lo)) == 15;
+}
+
+static inline int grid_hit3(const grid_probe *p, const float *b) {
+    __m128 hi = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(b + 4)));
+    int m = _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), p->lo)) |
+            (_mm_movemask_ps(_mm_cmple_ps(hi, p->hi)) << 4);
+    return m == 0xFF;
+}
+#else
+typedef struct grid_probe {
+    float v[6];
+} grid_probe;
+
+static inline grid_probe grid_probe_make(const float *a, int d) {
+    grid_probe p;
+    for (int e = 0; e < d; ++e) {
+        p.v[e] = -a[d + e];
+        p.v[d + e] = -a[e];
+    }
+    return p;
+}
+
+static inline int grid_hit2(const grid_probe *p, const float *b) {
+    return (b[0] <= p->v[0]) & (b[1] <= p->v[1]) & (b[2] <= p->v[2]) & (b[3] <= p->v[3]);
+}
+
+static inline int grid_hit3(const grid_probe *p, const float *b) {
+    return (b[0] <= p->v[0]) & (b[1] <= p->v[1]) & (b[2] <= p->v[2]) & (b[3] <= p->v[3]) &
+           (b[4] <= p->v[4]) & (b[5] <= p->v[5]);
+}
+#endif
 
 // The table layout (src/grid_table.c). bp_grid_table_find runs a frame on it when it can and
 // should (*done true); else the sorted layout runs.

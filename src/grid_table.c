@@ -8,13 +8,8 @@
 // each box into its cell's list: no sort and no order to keep, and the five lists a box meets
 // (the rest of its own cell, the next cell, three cells of the next row) are direct loads of
 // the table, independent from box to box. Same cells, same keys as the sorted layout.
-#include <math.h>
-
 #include "grid.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 // The key and candidate passes have 16-wide AVX-512 loops, chosen at run time.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX512)
 #define GRID_AVX512 1
@@ -38,7 +33,7 @@ bool bp_grid_table_possible(const bp_grid *g, const bp_frame *f) {
 }
 
 // AUTO takes the table for sparse cells only: where many boxes share a cell (`clustered` from
-// 30,000 boxes, `seed`, `line`) the lists are walked box by box and the sorted runs are faster
+// ~10,000 boxes, `seed`, `line`) the lists are walked box by box and the sorted runs are faster
 // (docs/grid.md). Crowding is the share of boxes whose cell already held one, measured on the
 // last frame by either layout; two thresholds so that a scene near one does not flip-flop
 // (each switch to the sorted layout costs it a full sort).
@@ -87,12 +82,6 @@ static bp_status grid_table_reserve(bp_grid *g, size_t n) {
 }
 
 #if defined(GRID_AVX512)
-static bool grid_has_avx512(void) {
-    static int cached = -1;  // benign race: every thread computes the same value
-    if (cached < 0) cached = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    return cached == 1;
-}
-
 // The key pass of grid_table_link2 for whole groups of 16 boxes, four to a register, the same
 // arithmetic as the SSE loop. Returns the boxes done; ORs (span - 1) > 0 flags into *wide.
 __attribute__((target("avx512f"))) static size_t grid_table_keys_avx512(const grid_geom *G, const float *src,
@@ -157,7 +146,7 @@ static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
     size_t shared = 0;
     size_t k = 0;
 #if defined(GRID_AVX512)
-    if (grid_has_avx512()) {
+    if (bp_cpu_avx512()) {
         k = grid_table_keys_avx512(G, src, n, keys, nb, &wide);
         for (size_t q = 0; q < k; ++q) shared += grid_table_push(head, next, keys[q], (uint32_t)q);
     }
@@ -179,20 +168,29 @@ static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
 
 // The pairs of box i with the boxes after the first of the list `link` starts (pass 1 listed
 // the first two boxes of every list; this walks on from the second's link).
-static bp_status grid_table_rest(const bp_grid *g, uint32_t i, uint32_t link, const float *probe, bp_sink *sink,
+static bp_status grid_table_rest(const bp_grid *g, uint32_t i, uint32_t link, const grid_probe *pr, bp_sink *sink,
                                  uint64_t *checks) {
     const uint32_t *next = g->next;
-    const float *nb = g->boxes;
     for (uint32_t u = next[link & ~GRID_MULTI]; (u & ~GRID_MULTI) != GRID_EMPTY; u = next[u & ~GRID_MULTI]) {
         const uint32_t e = u & ~GRID_MULTI;
-        const float *b = nb + 4 * (size_t)e;
         ++*checks;
-        if ((b[0] <= probe[0]) & (b[1] <= probe[1]) & (b[2] <= probe[2]) & (b[3] <= probe[3])) {
+        if (grid_hit2(pr, g->boxes + 4 * (size_t)e)) {
             bp_status st = bp_sink_push(sink, i, e);
             if (st != BP_OK) return st;
         }
     }
     return BP_OK;
+}
+
+// The five lists box i meets: the boxes before it in its own cell, the next cell, and the three
+// cells of the next row.
+static inline void grid_table_links(const bp_grid *g, uint32_t i, uint32_t link[5]) {
+    const uint32_t K = g->keys[i], sx = g->geom.lv[0].stride[1];
+    link[0] = g->next[i];
+    link[1] = g->head[K + 1];
+    link[2] = g->head[K + sx - 1];
+    link[3] = g->head[K + sx];
+    link[4] = g->head[K + sx + 1];
 }
 
 // Boxes per block of the pair passes: the candidate buffers (up to 10 per box) stay in L1.
@@ -203,13 +201,12 @@ static bp_status grid_table_rest(const bp_grid *g, uint32_t i, uint32_t link, co
 // list of three or more go to slow. Returns the candidate count.
 static size_t grid_table_cands(const bp_grid *g, uint32_t i0, uint32_t i1, uint32_t *BP_RESTRICT ci,
                                uint32_t *BP_RESTRICT ce, uint32_t *BP_RESTRICT slow, size_t *ns_out) {
-    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
-    const uint32_t sx = g->geom.lv[0].stride[1];
+    const uint32_t *BP_RESTRICT next = g->next;
     const uint32_t last = (uint32_t)g->n;  // next[last] is GRID_EMPTY
     size_t nc = 0, ns = 0;
     for (uint32_t i = i0; i < i1; ++i) {
-        const uint32_t K = keys[i];
-        const uint32_t link[5] = {next[i], head[K + 1], head[K + sx - 1], head[K + sx], head[K + sx + 1]};
+        uint32_t link[5];
+        grid_table_links(g, i, link);
         uint32_t deep = 0;
         for (int r = 0; r < 5; ++r) {
             const uint32_t e = link[r] & ~GRID_MULTI;
@@ -291,14 +288,13 @@ __attribute__((target("avx512f,popcnt"))) static size_t grid_table_cands_avx512(
 // tests them (about 0.6 per box on `uniform`, against 5 links read), writing every candidate to
 // the sink and keeping the hits. Lists of three boxes or more are walked apart.
 static bp_status grid_table_pairs2(const bp_grid *g, size_t n, bp_sink *sink, uint64_t *checks) {
-    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    const uint32_t *BP_RESTRICT next = g->next;
     const float *BP_RESTRICT nb = g->boxes;
-    const uint32_t sx = g->geom.lv[0].stride[1];
     const uint32_t last = (uint32_t)n;
     uint32_t ci[10 * GRID_TABLE_BLOCK + 16], ce[10 * GRID_TABLE_BLOCK + 16], slow[GRID_TABLE_BLOCK + 16];
     uint64_t c = 0;
 #if defined(GRID_AVX512)
-    const bool avx512 = grid_has_avx512();
+    const bool avx512 = bp_cpu_avx512();
 #endif
     for (uint32_t i0 = 0; i0 < last; i0 += GRID_TABLE_BLOCK) {
         const uint32_t i1 = last - i0 > GRID_TABLE_BLOCK ? i0 + GRID_TABLE_BLOCK : last;
@@ -336,15 +332,15 @@ static bp_status grid_table_pairs2(const bp_grid *g, size_t n, bp_sink *sink, ui
             sink->count = count;
         }
         for (size_t q = 0; q < ns; ++q) {
-            const uint32_t i = slow[q], K = keys[i];
-            const float *a = nb + 4 * (size_t)i;
-            const float probe[4] = {-a[2], -a[3], -a[0], -a[1]};
-            const uint32_t link[5] = {next[i], head[K + 1], head[K + sx - 1], head[K + sx], head[K + sx + 1]};
+            const uint32_t i = slow[q];
+            const grid_probe pr = grid_probe_make(nb + 4 * (size_t)i, 2);
+            uint32_t link[5];
+            grid_table_links(g, i, link);
             for (int r = 0; r < 5; ++r) {
                 if (!(link[r] & GRID_MULTI)) continue;
                 const uint32_t l2 = next[link[r] & ~GRID_MULTI];
                 if (!(l2 & GRID_MULTI)) continue;
-                bp_status st = grid_table_rest(g, i, l2, probe, sink, &c);  // from the third box on
+                bp_status st = grid_table_rest(g, i, l2, &pr, sink, &c);  // from the third box on
                 if (st != BP_OK) return st;
             }
         }
@@ -370,11 +366,7 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
         bp_grid_table_clear(g);
         return BP_OK;
     }
-    for (int l = 0; l < g->geom.levels; ++l) g->geom.lv[l].begin = g->geom.lv[l].end = 0;
-    g->geom.lv[0].end = n;
-    float *sentinel = g->boxes + 4 * n;
-    for (int e = 0; e < 4; ++e) sentinel[e] = INFINITY;
-    g->next[n] = GRID_EMPTY;
+    g->next[n] = GRID_EMPTY;  // pass 1 reads it for an empty list's second box
     g->n = n;
     g->table = true;
     *done = true;
@@ -423,9 +415,6 @@ bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
         if (c1[0] - c0[0] > 1 || c1[1] - c0[1] > 1) return BP_ERR_INVALID_ARG;
         if (g->keys[i] != (uint32_t)(c0[1] + 1) * sx + (uint32_t)(c0[0] + 1)) return BP_ERR_INVALID_ARG;
     }
-    const float *sentinel = g->boxes + 4 * n;
-    for (int e = 0; e < 4; ++e)
-        if (sentinel[e] != INFINITY) return BP_ERR_INVALID_ARG;
     if (g->next[n] != GRID_EMPTY) return BP_ERR_INVALID_ARG;
     size_t seen = 0;
     for (size_t c = 0; c < cells; ++c) {

@@ -154,11 +154,6 @@ __attribute__((target("avx2"))) static inline bp_status kernel_sweep_avx2(const 
     return BP_OK;
 }
 
-static bool kernel_has_avx2(void) {
-    static int cached = -1;  // benign race: every thread computes the same value
-    if (cached < 0) cached = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return cached == 1;
-}
 #endif
 
 // One function per (dim, check_lo), each inlining its loop with the constants folded (a single
@@ -182,7 +177,7 @@ KERNEL_VARIANT(kernel_avx2_3_lo, kernel_sweep_avx2, __attribute__((target("avx2"
 bp_status bp_sweep_soa(const float *soa, size_t n, size_t stride, int dim, const uint32_t *idx, bool check_lo,
                        bp_sink *sink, uint64_t *checks) {
 #if defined(SWEEP_KERNEL_AVX2)
-    if (kernel_has_avx2()) {
+    if (bp_cpu_avx2()) {
         if (dim == 2)
             return (check_lo ? kernel_avx2_2_lo : kernel_avx2_2)(soa, n, stride, idx, sink, checks);
         return (check_lo ? kernel_avx2_3_lo : kernel_avx2_3)(soa, n, stride, idx, sink, checks);
