@@ -88,9 +88,13 @@ static inline bp_status bp_sink_push(bp_sink *s, uint32_t a, uint32_t b) {
 #define BP_SINK_MIN_ROOM 64
 
 /// Makes room for `k` (at most BP_SINK_MIN_ROOM) more pairs, flushing if needed, so that hot
-/// loops can then write with bp_sink_put and no per-pair capacity test.
+/// loops can then write with bp_sink_put and no per-pair capacity test. The sink's invariant is
+/// count < cap between pushes (bp_sink_push writes first and flushes at cap), so the room kept
+/// is k plus one: k unchecked writes that all hit must not leave the buffer full without a flush
+/// (issue #17: the grid's table layout filled it to the last slot, and the next push wrote past
+/// the end).
 static inline bp_status bp_sink_room(bp_sink *s, size_t k) {
-    if (BP_UNLIKELY(s->cap - s->count < k)) return s->flush(s);
+    if (BP_UNLIKELY(s->cap - s->count <= k)) return s->flush(s);
     return BP_OK;
 }
 

@@ -314,6 +314,89 @@ static void case_identical(int argc, char **argv) {
     oracle_free(&o);
 }
 
+// Crowded cells under every explicit option of the method: n identical points at the origin,
+// n identical boxes, n points in one tiny square, for n across the pair buffer's and the
+// callback chunk's sizes (1,024 pairs first, then doubling; 4,096 a batch), so that a hot loop
+// filling the sink to its last slot is caught (issue #17: 160 points, grid, table layout).
+static bool crowded_option(const oracle *o, int k, bp_context_def *def) {
+    *def = bp_default_context_def();
+    switch (o->method) {
+    case BP_METHOD_AUTO:
+    case BP_METHOD_GRID: {
+        static const float cells[3] = {0.0f, 1e-3f, 1e3f};
+        if (k >= 9) return false;
+        def->grid.layout = (bp_grid_layout)(k % 3);
+        def->grid.cell_size = cells[k / 3];
+        return true;
+    }
+    case BP_METHOD_SWEEP:
+        if (k >= 2 * (o->dim + 1)) return false;
+        def->sweep.axis = k / 2 - 1;
+        def->sweep.coherence = k % 2 == 0;
+        return true;
+    case BP_METHOD_QUADTREE: {
+        static const int levels[3] = {0, 1, 10};
+        if (k >= 12) return false;
+        def->quadtree.levels = levels[k % 3];
+        def->quadtree.loose = (k / 3) % 2;
+        def->quadtree.fixed_world = k >= 6;
+        for (int a = 0; a < 3; ++a) {
+            def->quadtree.world_min[a] = -1.0f;
+            def->quadtree.world_max[a] = 2.0f;
+        }
+        return true;
+    }
+    case BP_METHOD_RDC: {
+        // (A nonzero epsilon changes the pairs on purpose: test_rdc checks it.)
+        static const uint32_t thresholds[4] = {0, 1, 2, 1000};
+        if (k >= 4) return false;
+        def->rdc.threshold = thresholds[k];
+        return true;
+    }
+    default:
+        return k == 0;
+    }
+}
+
+static void case_crowded(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(41);
+    static const size_t ns[] = {0, 1, 2, 3, 5, 8, 17, 33, 45, 46, 47, 64, 65, 90, 91, 92, 128, 129,
+                                 159, 160, 161, 181, 182, 183, 256, 257, 300};
+    const size_t count = sizeof ns / sizeof ns[0];
+    for (int shape = 0; shape < 3; ++shape) {
+        for (int k = 0;; ++k) {
+            bp_context_def def;
+            if (!crowded_option(&o, k, &def)) break;
+            for (int mode = 0; mode < 4; ++mode) {
+                const bool sorted = mode & 1;
+                const bpt_delivery dl = mode & 2 ? BPT_CALLBACK : BPT_BUFFER;
+                def.sort_pairs = sorted;
+                bp_context *ctx = bpt_context(o.method, o.dim, &def);
+                // One context for every n: a warm buffer of the previous size, as in an engine.
+                for (size_t q = 0; q < count; ++q) {
+                    const size_t n = ns[(q * 7 + (size_t)k) % count];
+                    bpt_boxes_resize(&o.boxes, o.dim, n);
+                    for (size_t b = 0; b < n; ++b) {
+                        float *box = bpt_box(&o.boxes, b);
+                        for (int a = 0; a < o.dim; ++a) {
+                            const float p = shape == 2 ? (float)bpt_uniform(&r, 0.0, 1e-4) : 0.0f;
+                            box[a] = p;
+                            box[o.dim + a] = shape == 1 ? 1.0f : p;
+                        }
+                    }
+                    bpt_note("crowded: shape %d, option set %d, n = %zu, %s, %s", shape, k, n,
+                             sorted ? "sorted" : "unsorted", dl == BPT_CALLBACK ? "callback" : "buffer");
+                    oracle_frame(&o, ctx, o.boxes.v, n, dl, sorted, "crowded");
+                }
+                bp_context_destroy(ctx);
+            }
+        }
+    }
+    oracle_free(&o);
+}
+
 // Points (min == max): on a coarse lattice so that many coincide, plus points on box faces.
 static void case_points(int argc, char **argv) {
     oracle o;
@@ -640,7 +723,7 @@ static const bpt_case cases[] = {
     {"points", case_points},     {"line_x", case_line_x},     {"line_y", case_line_y},
     {"line_z", case_line_z},     {"huge", case_huge},         {"cover", case_cover},
     {"tiny", case_tiny},         {"one_spot", case_one_spot}, {"mixed_scale", case_mixed_scale},
-    {"between", case_between},   {"dense", case_dense},
+    {"between", case_between},   {"dense", case_dense},       {"crowded", case_crowded},
 };
 
 BPT_MAIN(cases)
