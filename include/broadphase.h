@@ -65,7 +65,8 @@ typedef enum bp_status {
     BP_ERR_DIMENSION = -8,       ///< a 2D call on a 3D context or the reverse
     BP_ERR_NO_BOXES = -9,        ///< a query before any successful pair-finding call
     BP_ERR_STOPPED = -10,        ///< the pair callback returned false; delivery stopped early
-    BP_ERR_NEGATIVE_RADIUS = -11 ///< a query circle/sphere or narrow-test radius is negative
+    BP_ERR_NEGATIVE_RADIUS = -11, ///< a query circle/sphere or narrow-test radius is negative
+    BP_ERR_STALE = -12           ///< a world proxy id that was removed, never issued, or is another world's
 } bp_status;
 
 /// A short, constant, human-readable name for a status ("ok", "out of memory", ...). Never NULL;
@@ -300,6 +301,238 @@ BP_API bp_status bp_test_sphere(const float ca[3], float ra, const float cb[3], 
 BP_API bp_status bp_test_circle_box(const float c[2], float r, const bp_box2 *box, bool *hit);
 /// Sphere against box.
 BP_API bp_status bp_test_sphere_box(const float c[3], float r, const bp_box3 *box, bool *hit);
+
+
+/// ===========================================================================================
+/// The persistent world (docs/world.md)
+///
+/// Objects ("proxies") live across frames and are named by ids. Each update tests only what
+/// changed since the last one (moved, added, removed, re-filtered proxies) and reports which
+/// pairs began and which ended. A proxy that did not move costs nothing; two static proxies are
+/// never tested against each other. Typical use, once per frame:
+///
+///     bp_world_def def = bp_default_world_def();
+///     bp_world *world;
+///     bp_world_create(&def, &world);
+///     bp_proxy_def pd = bp_default_proxy_def();     // moving, category 1, every mask bit
+///     pd.user = entity;                            // given back with every pair and hit
+///     bp_proxy_id id;
+///     bp_world_add2(world, &box, &pd, &id);
+///     for (;;) {
+///         bp_world_move2(world, id, &new_box);      // only what moved
+///         bp_world_events ev;
+///         bp_world_update(world, &ev);
+///         for (size_t k = 0; k < ev.begins.count; ++k) touch(ev.begins.pairs[k].user_a, ...);
+///         for (size_t k = 0; k < ev.ends.count; ++k) untouch(...);
+///     }
+///     bp_world_destroy(world);
+///
+/// A pair (a, b) is reported when the boxes overlap (the closed rule above), when
+/// (a.category & b.mask) != 0 and (b.category & a.mask) != 0 (Box2D's rule), and when a and b
+/// are not both static.
+/// ===========================================================================================
+
+/// A proxy id: (slot << 32) | generation. Never 0; an id goes stale when its proxy is removed,
+/// and using it then returns BP_ERR_STALE, never another proxy's data. Ids of another world are
+/// rejected too (generations start at a per-world value: a foreign id matches a live proxy only
+/// by a 1 in 2^32 chance). Sorting ids sorts by slot: the order every world output uses.
+typedef uint64_t bp_proxy_id;
+
+/// The id no proxy ever has.
+#define BP_NULL_PROXY ((bp_proxy_id)0)
+
+/// How a proxy takes part in pairs. Both kinds can be moved; the kind only decides pairing.
+typedef enum bp_proxy_kind {
+    BP_PROXY_MOVING = 0,  ///< pairs with every proxy its filter allows
+    BP_PROXY_STATIC = 1   ///< never pairs with another static proxy (walls, terrain)
+} bp_proxy_kind;
+
+/// A proxy's settings besides its box. Get it from bp_default_proxy_def().
+typedef struct bp_proxy_def {
+    bp_proxy_kind kind;  ///< default BP_PROXY_MOVING
+    uint64_t category;   ///< the groups the proxy belongs to; default 1
+    uint64_t mask;       ///< the groups it pairs with; default UINT64_MAX (all)
+    uint64_t user;       ///< your value, returned with its pairs, events and query hits; default 0
+} bp_proxy_def;
+
+/// Moving, category 1, mask UINT64_MAX, user 0.
+BP_API bp_proxy_def bp_default_proxy_def(void);
+
+/// How the world finds what changed (docs/world.md). The events are the same either way.
+typedef enum bp_world_mode {
+    /// Incremental when a small share of the proxies changed since the last update, rebuild
+    /// otherwise (the crossover is measured, docs/world.md).
+    BP_WORLD_MODE_AUTO = 0,
+    /// Always patch the persistent cells: only changed proxies are looked at.
+    BP_WORLD_MODE_INCREMENTAL,
+    /// Always find every pair again with the stateless method (def.method) and diff the pair
+    /// sets: best when nearly everything moves.
+    BP_WORLD_MODE_REBUILD,
+} bp_world_mode;
+
+/// Everything a world is created from. Get it from bp_default_world_def(). Zero in a numeric
+/// option means "choose automatically".
+typedef struct bp_world_def {
+    int dimension;          ///< 2 or 3. Default 2.
+    bp_allocator allocator; ///< default: malloc/free
+    bp_world_mode mode;     ///< default BP_WORLD_MODE_AUTO
+    /// Edge of the finest persistent cells; 0: automatic, from the proxies' sizes, re-chosen
+    /// when a rebuild finds them changed (docs/world.md).
+    float cell_size;
+    /// The stateless method used by rebuild updates and for pairs of two changed proxies.
+    /// Default BP_METHOD_AUTO.
+    bp_method method;
+} bp_world_def;
+
+/// Dimension 2, C library allocator, mode AUTO, automatic cell size, method AUTO.
+BP_API bp_world_def bp_default_world_def(void);
+
+/// A persistent world. Not thread-safe: one thread at a time per world.
+typedef struct bp_world bp_world;
+
+/// Creates a world. Errors: BP_ERR_NULL, BP_ERR_INVALID_ARG (bad dimension, mode, method or
+/// cell size, half an allocator), BP_ERR_UNSUPPORTED (method not built), BP_ERR_NOMEM. On error
+/// *out is NULL.
+BP_API bp_status bp_world_create(const bp_world_def *def, bp_world **out);
+
+/// Frees the world and everything it owns (ids become meaningless). NULL is ignored.
+BP_API void bp_world_destroy(bp_world *world);
+
+/// Adds one proxy with box `box` and settings `def` (NULL: bp_default_proxy_def()); *id receives
+/// its id. Its pairs begin at the next update. Errors: BP_ERR_NULL, BP_ERR_DIMENSION,
+/// BP_ERR_NONFINITE, BP_ERR_INVERTED_BOX, BP_ERR_INVALID_ARG (kind out of range),
+/// BP_ERR_TOO_MANY (BP_MAX_BOXES proxies), BP_ERR_NOMEM. On error nothing is added and *id is
+/// BP_NULL_PROXY.
+BP_API bp_status bp_world_add2(bp_world *world, const bp_box2 *box, const bp_proxy_def *def, bp_proxy_id *id);
+BP_API bp_status bp_world_add3(bp_world *world, const bp_box3 *box, const bp_proxy_def *def, bp_proxy_id *id);
+
+/// Adds n proxies in one call: box k with defs[k] (defs NULL: the defaults for all), its id in
+/// ids[k]. All or nothing: when an entry is bad (or memory runs out) nothing is added, every
+/// ids[k] is BP_NULL_PROXY, and bp_world_bad_index() names the first bad entry.
+BP_API bp_status bp_world_add_batch2(bp_world *world, const bp_box2 *boxes, const bp_proxy_def *defs, size_t n,
+                                     bp_proxy_id *ids);
+BP_API bp_status bp_world_add_batch3(bp_world *world, const bp_box3 *boxes, const bp_proxy_def *defs, size_t n,
+                                     bp_proxy_id *ids);
+
+/// Gives proxy `id` a new box. Its pairs change at the next update; queries see the new box at
+/// once. Errors: BP_ERR_NULL, BP_ERR_STALE, BP_ERR_DIMENSION, BP_ERR_NONFINITE,
+/// BP_ERR_INVERTED_BOX, BP_ERR_NOMEM. On error nothing changes.
+BP_API bp_status bp_world_move2(bp_world *world, bp_proxy_id id, const bp_box2 *box);
+BP_API bp_status bp_world_move3(bp_world *world, bp_proxy_id id, const bp_box3 *box);
+
+/// Moves n proxies: ids[k] to boxes[k]. An id given twice takes its last box. All or nothing,
+/// as bp_world_add_batch2 (bp_world_bad_index() names the first bad entry).
+BP_API bp_status bp_world_move_batch2(bp_world *world, const bp_proxy_id *ids, const bp_box2 *boxes, size_t n);
+BP_API bp_status bp_world_move_batch3(bp_world *world, const bp_proxy_id *ids, const bp_box3 *boxes, size_t n);
+
+/// Removes proxy `id`: its id goes stale at once, and every pair it had at the last update is
+/// reported as ended by the next one. Errors: BP_ERR_NULL (world NULL), BP_ERR_STALE (removed
+/// already, never issued, another world's), BP_ERR_NOMEM.
+BP_API bp_status bp_world_remove(bp_world *world, bp_proxy_id id);
+
+/// Removes n proxies. All or nothing: an id that is stale, or given twice, fails the whole
+/// batch with BP_ERR_STALE (bp_world_bad_index() names the entry).
+BP_API bp_status bp_world_remove_batch(bp_world *world, const bp_proxy_id *ids, size_t n);
+
+/// Changes a proxy's kind, or its category and mask, without removing it: its pairs are
+/// re-evaluated at the next update. Errors: BP_ERR_NULL, BP_ERR_STALE, BP_ERR_INVALID_ARG (kind
+/// out of range), BP_ERR_NOMEM.
+BP_API bp_status bp_world_set_kind(bp_world *world, bp_proxy_id id, bp_proxy_kind kind);
+BP_API bp_status bp_world_set_filter(bp_world *world, bp_proxy_id id, uint64_t category, uint64_t mask);
+
+/// Changes the user value returned with the proxy's pairs and hits (pairs already reported keep
+/// the old one). Errors: BP_ERR_NULL, BP_ERR_STALE.
+BP_API bp_status bp_world_set_user(bp_world *world, bp_proxy_id id, uint64_t user);
+
+/// A proxy as it is now.
+typedef struct bp_proxy_info {
+    float min[3], max[3];  ///< the box (`dimension` floats used)
+    bp_proxy_kind kind;
+    uint64_t category, mask, user;
+} bp_proxy_info;
+
+/// Reads a proxy. Errors: BP_ERR_NULL, BP_ERR_STALE.
+BP_API bp_status bp_world_get_proxy(const bp_world *world, bp_proxy_id id, bp_proxy_info *info);
+
+/// For a batch call that failed on one of its entries: that entry's index. SIZE_MAX when the
+/// last call on the world did not fail on an entry (it succeeded, or failed for another reason
+/// such as out of memory). BP_ERR_NULL on NULL.
+BP_API bp_status bp_world_bad_index(const bp_world *world, size_t *index);
+
+/// One pair of proxies, a < b, with their user values (those they had when the pair was found
+/// or, for an end, when it ended: a removed proxy's last value).
+typedef struct bp_world_pair {
+    bp_proxy_id a, b;
+    uint64_t user_a, user_b;
+} bp_world_pair;
+
+/// Pairs owned by the world, sorted by (a, b), valid until the next call on the world that
+/// changes it (add, move, remove, set_*, update, get_pairs, queries) or its destruction.
+typedef struct bp_world_pairs {
+    const bp_world_pair *pairs;
+    size_t count;
+} bp_world_pairs;
+
+/// What an update found: pairs that overlap now and did not at the last update (including the
+/// pairs of proxies added since), and pairs that did and do not now (including every pair of a
+/// proxy removed since). Each list sorted by (a, b): the same on every run, whatever the order
+/// of the calls that led to it.
+typedef struct bp_world_events {
+    bp_world_pairs begins;
+    bp_world_pairs ends;
+} bp_world_events;
+
+/// Finds this frame's pairs from what changed since the last update and reports the events
+/// (`events` may be NULL: the world is brought up to date, events are dropped). An update with
+/// nothing changed costs next to nothing. Errors: BP_ERR_NULL (world NULL), BP_ERR_NOMEM (the
+/// world stays as it was: the changes are kept for the next update).
+BP_API bp_status bp_world_update(bp_world *world, bp_world_events *events);
+
+/// Every pair as of the last update, sorted by (a, b). Costs time in proportion to the pairs
+/// (the set is kept as it changes). Errors: BP_ERR_NULL, BP_ERR_NOMEM.
+BP_API bp_status bp_world_get_pairs(bp_world *world, bp_world_pairs *out);
+
+/// Query results: ids ascending, with each proxy's user value; owned by the world, valid until
+/// the next call on it.
+typedef struct bp_world_hits {
+    const bp_proxy_id *ids;
+    const uint64_t *users;
+    size_t count;
+} bp_world_hits;
+
+/// Region queries against the proxies' current boxes (moves since the last update included).
+/// A proxy is a hit when it meets the shape and (its category & mask) != 0. `lo`, `hi`,
+/// `center`, `point` hold `dimension` floats. Errors: BP_ERR_NULL, BP_ERR_NONFINITE,
+/// BP_ERR_INVERTED_BOX, BP_ERR_NEGATIVE_RADIUS, BP_ERR_NOMEM.
+BP_API bp_status bp_world_query_box(bp_world *world, const float *lo, const float *hi, uint64_t mask,
+                                    bp_world_hits *out);
+/// Every proxy within `radius` of `center` (exact box-to-point distance).
+BP_API bp_status bp_world_query_sphere(bp_world *world, const float *center, float radius, uint64_t mask,
+                                       bp_world_hits *out);
+/// Every proxy whose box contains `point`.
+BP_API bp_status bp_world_query_point(bp_world *world, const float *point, uint64_t mask, bp_world_hits *out);
+
+/// Statistics of the world and of its last update.
+typedef struct bp_world_stats {
+    size_t proxies;        ///< live proxies
+    size_t pairs;          ///< pairs as of the last update
+    size_t changed;        ///< proxies the last update looked at (moved, added, removed, re-filtered)
+    size_t begins, ends;   ///< events of the last update
+    uint64_t checks;       ///< candidate box tests of the last update
+    bool rebuilt;          ///< the last update rebuilt (rather than patched)
+    size_t bytes;          ///< memory the world holds now, through its allocator
+} bp_world_stats;
+
+/// Statistics. BP_ERR_NULL on NULL.
+BP_API bp_status bp_world_get_stats(const bp_world *world, bp_world_stats *stats);
+
+/// Draws the world's cells through the callbacks (`level` is the cell's level, 0 the finest).
+/// BP_ERR_NULL on NULL.
+BP_API bp_status bp_world_debug_draw(bp_world *world, const bp_debug_draw *draw);
+
+/// Checks the world's invariants (every live proxy in its cell once, ids and slots consistent,
+/// the pair count). BP_OK when they hold, BP_ERR_INVALID_ARG when not. For tests; O(n).
+BP_API bp_status bp_world_validate(bp_world *world);
 
 #ifdef __cplusplus
 }

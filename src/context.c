@@ -66,6 +66,7 @@ const char *bp_status_string(bp_status status) {
     case BP_ERR_NO_BOXES: return "no boxes yet (no successful pair-finding call)";
     case BP_ERR_STOPPED: return "stopped by the pair callback";
     case BP_ERR_NEGATIVE_RADIUS: return "negative radius";
+    case BP_ERR_STALE: return "stale or unknown proxy id";
     }
     return "unknown status";
 }

@@ -392,8 +392,8 @@ static void case_bad_query(int argc, char **argv) {
 
 static void case_statuses(int argc, char **argv) {
     (void)argc, (void)argv;
-    const char *names[12];
-    for (int s = 0; s >= -11; --s) {
+    const char *names[13];
+    for (int s = 0; s >= -12; --s) {
         const char *n = bp_status_string((bp_status)s);
         CHECK_MSG(n != NULL && n[0] != '\0', "status %d has no name", s);
         CHECK_MSG(strcmp(n, "unknown status") != 0, "status %d is unnamed", s);
@@ -402,7 +402,7 @@ static void case_statuses(int argc, char **argv) {
     }
     CHECK(strcmp(bp_status_string(BP_OK), "ok") == 0);
     CHECK(strcmp(bp_status_string(BP_ERR_NOMEM), "out of memory") == 0);
-    CHECK(strcmp(bp_status_string((bp_status)-12), "unknown status") == 0);
+    CHECK(strcmp(bp_status_string((bp_status)-13), "unknown status") == 0);
     CHECK(strcmp(bp_status_string((bp_status)1), "unknown status") == 0);
     CHECK(strcmp(bp_status_string((bp_status)-1000), "unknown status") == 0);
 }
