@@ -22,6 +22,24 @@ packages+=(
   gnuplot-nox       # broadphase bench --out: plots of the timing table
 )
 
+# ---- Optional packages: only with --full (the test command and .ci/run pass it) ----------------
+# Heavy packages that only some tests and tools need (MPI, emscripten, chromium, Python's
+# scientific stack, clang for fuzzing); the quick benchmark command does not install them. Each
+# block says what uses it.
+full=false
+for arg in "$@"; do
+  case "$arg" in
+    --full) full=true ;;
+    -h|--help) echo "usage: scripts/setup.sh [--full]   (--full: also the optional packages the whole test suite uses)"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+optional=()
+
+if $full; then
+  packages+=("${optional[@]}")
+fi
+
 installed() {
   dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
 }
