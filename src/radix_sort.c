@@ -7,9 +7,30 @@
 #define BUCKETS (1u << DIGIT_BITS)
 #define MAX_PASSES 6u  // 64 bits / 11, rounded up
 
+// Below this many keys an insertion sort is faster than clearing the histograms (8 KiB per
+// pass): the world sorts a few events per update.
+#define SMALL_SORT 48
+
+#define INSERTION_SORT(KEY_T)                                                                      \
+    for (size_t i = 1; i < n; ++i) {                                                               \
+        const KEY_T k = keys[i];                                                                   \
+        const uint32_t v = vals ? vals[i] : 0;                                                     \
+        size_t j = i;                                                                              \
+        for (; j > 0 && keys[j - 1] > k; --j) {                                                    \
+            keys[j] = keys[j - 1];                                                                 \
+            if (vals) vals[j] = vals[j - 1];                                                       \
+        }                                                                                          \
+        keys[j] = k;                                                                               \
+        if (vals) vals[j] = v;                                                                     \
+    }
+
 void bp_radix_sort32(uint32_t *keys, uint32_t *vals, uint32_t *tmp_keys, uint32_t *tmp_vals, size_t n,
                      unsigned key_bits) {
     if (n < 2) return;
+    if (n < SMALL_SORT) {  // stable too: equal keys never pass each other
+        INSERTION_SORT(uint32_t)
+        return;
+    }
     if (key_bits == 0 || key_bits > 32) key_bits = 32;
     const unsigned passes = (key_bits + DIGIT_BITS - 1) / DIGIT_BITS;
     static const unsigned max32 = 3;
@@ -57,6 +78,10 @@ void bp_radix_sort32(uint32_t *keys, uint32_t *vals, uint32_t *tmp_keys, uint32_
 void bp_radix_sort64(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_t *tmp_vals, size_t n,
                      unsigned key_bits) {
     if (n < 2) return;
+    if (n < SMALL_SORT) {
+        INSERTION_SORT(uint64_t)
+        return;
+    }
     if (key_bits == 0 || key_bits > 64) key_bits = 64;
     const unsigned passes = (key_bits + DIGIT_BITS - 1) / DIGIT_BITS;
     uint32_t hist[MAX_PASSES][BUCKETS];

@@ -36,12 +36,19 @@ typedef struct world_group {
 typedef struct world_touch {
     uint32_t slot;
     uint32_t old_group;  // WORLD_NONE when the proxy did not exist at the last update
-    uint64_t old_user;
     float old_box[6];
 } world_touch;
 
-/// One persistent cell (empty cells are deleted): a run of entries in a block of the entry pool. Entries are
-/// {min[dim], max[dim], dense index, group | WORLD_TOUCHED} as floats (the two words bit-cast).
+/// A dense proxy's bookkeeping, together so that a move touches one line of it.
+typedef struct world_meta {
+    uint32_t slot;
+    uint32_t group;
+    uint32_t cell;   // its cell in the table, or WORLD_NONE (not in the cells)
+    uint32_t place;  // its place in the cell's run
+} world_meta;
+
+/// One persistent cell (empty cells are deleted): a run of entries in a block of the entry pool.
+/// Entries are {min[dim], max[dim], dense index, group} as floats (the two words bit-cast).
 typedef struct world_cell {
     int32_t c[3];
     uint16_t level;
@@ -50,12 +57,12 @@ typedef struct world_cell {
     uint32_t pad;
 } world_cell;
 
-#define WORLD_TOUCHED 0x80000000u  // in an entry's group word: the proxy is touched
 
 /// The persistent cells: a hierarchy of uniform grids in one open-addressing hash table.
 typedef struct world_cells {
     bool built;            // false: stale, rebuilt before use
     double c0;             // finest cell edge
+    double span[3];        // extent of the proxies when the cells were built (a sample's)
     int dim, stride;       // stride: floats per entry (2 * dim + 2)
     world_cell *table;     // open addressing, linear probing, power-of-two capacity
     size_t table_cap, cells;
@@ -65,6 +72,7 @@ typedef struct world_cells {
     uint32_t level_proxies[WORLD_LEVELS];
     uint32_t level_cells[WORLD_LEVELS];
     double level_ext[WORLD_LEVELS][3];  // largest extent per axis at each level (an upper bound)
+    double level_inv[WORLD_LEVELS];     // 1 / (c0 * 2^L)
     uint16_t levels[WORLD_LEVELS];     // levels holding proxies, ascending
     int level_count;
     uint64_t checks;       // entries tested by queries (stats)
@@ -94,10 +102,10 @@ struct bp_world {
     bp_context *heap;        // allocation account for the world's arrays; also the rebuild context
     bp_context *small;       // pairs among the touched proxies
 
-    // Slots: the ids' high halves.
-    uint32_t *gen;           // generation of the slot's current (or last) proxy
-    uint32_t *slot_dense;    // dense index, WORLD_NONE when free, WORLD_FREED | k when removed
-    size_t slot_cap, slot_cap_dense, slots;  // slots: ever used
+    // Slots: the ids' high halves. Each slot is one word: generation << 32 | state, the state a
+    // dense index, WORLD_NONE when free, WORLD_FREED | k when removed (one load checks an id).
+    uint64_t *slot_word;
+    size_t slot_cap, slots;  // slots: ever used
     uint32_t *free_slots;    // reusable now
     size_t free_count, free_cap;
     uint32_t *freed;         // removed since the last update: reusable after it
@@ -105,14 +113,12 @@ struct bp_world {
     size_t freed_count, freed_cap, freed_user_cap;
 
     // Dense proxies.
-    float *boxes;            // 2 * dim floats each
-    uint32_t *dense_slot;
-    uint32_t *group;
+    float *boxes;            // 2 * dim floats each (contiguous: a rebuild hands them to a context)
+    world_meta *meta;        // slot, group and place in the cells: one line for a move
     uint64_t *user;
-    uint32_t *touch;         // index in `touched`, or WORLD_NONE
-    uint8_t *dirty;          // 1: its cell entry is behind its box or group
-    uint32_t *loc_cell;      // its cell in the table, or WORLD_NONE (not in the cells)
-    uint32_t *loc_slot;      // its place in the cell's run
+    uint64_t *tbits;         // bit d: dense proxy d is touched (a bitmap, so that the cells'
+                             // probes test it in cache)
+    uint64_t *dbits;         // bit d: its cell entry is behind its box or group ("dirty")
     size_t n, dense_cap;
 
     // Filter groups.
@@ -163,11 +169,39 @@ static inline bool world_groups_pair(const world_group *g, const world_group *h)
            !(g->kind == BP_PROXY_STATIC && h->kind == BP_PROXY_STATIC);
 }
 
+/// Copies a box of dim axes (min[dim], max[dim]): a loop the compiler unrolls, not a call.
+static inline void world_copy_box(float *dst, const float *src, int dim) {
+    dst[0] = src[0];
+    dst[1] = src[1];
+    dst[2] = src[2];
+    dst[3] = src[3];
+    if (dim == 3) {
+        dst[4] = src[4];
+        dst[5] = src[5];
+    }
+}
+
 /// The closed overlap rule on dim axes of two boxes stored min[dim], max[dim].
 static inline bool world_overlap(const float *a, const float *b, int dim) {
     for (int k = 0; k < dim; ++k)
         if (!(a[k] <= b[dim + k] && b[k] <= a[dim + k])) return false;
     return true;
+}
+
+static inline bool world_bit(const uint64_t *bits, size_t d) { return (bits[d >> 6] >> (d & 63)) & 1u; }
+static inline void world_set_bit(uint64_t *bits, size_t d, bool on) {
+    const uint64_t bit = (uint64_t)1 << (d & 63);
+    bits[d >> 6] = on ? bits[d >> 6] | bit : bits[d >> 6] & ~bit;
+}
+static inline bool world_touched(const bp_world *w, size_t d) { return world_bit(w->tbits, d); }
+static inline void world_set_touched(bp_world *w, size_t d, bool on) { world_set_bit(w->tbits, d, on); }
+static inline bool world_is_dirty(const bp_world *w, size_t d) { return world_bit(w->dbits, d); }
+static inline void world_set_dirty(bp_world *w, size_t d, bool on) { world_set_bit(w->dbits, d, on); }
+
+static inline uint32_t world_slot_state(const bp_world *w, size_t s) { return (uint32_t)w->slot_word[s]; }
+static inline uint32_t world_slot_gen(const bp_world *w, size_t s) { return (uint32_t)(w->slot_word[s] >> 32); }
+static inline void world_set_slot_state(bp_world *w, size_t s, uint32_t state) {
+    w->slot_word[s] = (w->slot_word[s] & ~(uint64_t)UINT32_MAX) | state;
 }
 
 static inline uint32_t world_entry_word(const float *e, int dim, int which) {
@@ -190,12 +224,13 @@ bp_status bp_world_cells_build(bp_world *w);
 bp_status bp_world_cells_place(bp_world *w, uint32_t d);
 /// Reserves what placing `extra` more entries can need, so that a sync cannot fail halfway.
 bp_status bp_world_cells_reserve(bp_world *w, size_t extra);
+/// Prefetching for a batch of probes: the table slots the cells around [lo, hi] hash to (stage
+/// 0), or, once those are in, the entries of the cells found there (stage 1).
+void bp_world_cells_prefetch(const bp_world *w, const float *lo, const float *hi, int stage);
 /// Removes proxy d's entry (before d leaves the dense arrays).
 void bp_world_cells_remove(bp_world *w, uint32_t d);
 /// Proxy `from` moved to dense index `to`: its entry and locator follow.
 void bp_world_cells_renumber(bp_world *w, uint32_t from, uint32_t to);
-/// Sets or clears the touched flag in proxy d's entry.
-void bp_world_cells_mark(bp_world *w, uint32_t d, bool touched);
 /// Calls fn for every cell whose entries may overlap the box [lo, hi] (`count` entries of
 /// `stride` floats from `entries`: a superset, the caller tests each). Returns the first status
 /// fn returns that is not BP_OK.

@@ -54,8 +54,8 @@ void bp_world_cells_invalidate(bp_world *w) {
     memset(c->level_ext, 0, sizeof c->level_ext);
     c->level_count = 0;
     for (size_t d = 0; d < w->n; ++d) {
-        w->loc_cell[d] = WORLD_NONE;
-        w->dirty[d] = 0;  // nothing is behind: everything is placed when the cells are built
+        w->meta[d].cell = WORLD_NONE;
+        world_set_dirty(w, d, false);  // nothing is behind: the build places everything
     }
 }
 
@@ -72,10 +72,11 @@ static inline uint64_t cells_hash(unsigned level, const int32_t *k) {
     return h ^ (h >> 29);
 }
 
-// An extent rounded up: the difference of two floats in double can round (far-apart exponents).
+// An extent rounded up: the difference of two floats in double can round (far-apart exponents);
+// the margin is more than that rounding error, without a libm call.
 static inline double cells_extent(float lo, float hi) {
     const double e = (double)hi - (double)lo;
-    return e > 0.0 ? nextafter(e, INFINITY) : 0.0;
+    return e + e * 0x1p-50;
 }
 
 // The level of a box: the smallest L with every extent <= c0 * 2^L.
@@ -93,15 +94,21 @@ static unsigned cells_level(const world_cells *c, const float *box) {
     return (unsigned)L;
 }
 
-static inline double cells_inv(const world_cells *c, unsigned level) { return ldexp(1.0 / c->c0, -(int)level); }
+static inline double cells_inv(const world_cells *c, unsigned level) { return c->level_inv[level]; }
+static inline double cells_range(const world_cells *c, unsigned level, const float *lo, const float *hi,
+                                 int32_t *k0, int32_t *k1);
 
 // The cell coordinate of x at the level whose inverse edge is inv: floor(x * inv), clamped.
 // Monotone in x, which is all that queries need for their ranges to be conservative.
 static inline int32_t cells_coord(double x, double inv) {
-    const double q = floor(x * inv);
+    const double q = x * inv;
     if (!(q > -(double)WORLD_COORD_MAX)) return -WORLD_COORD_MAX;
-    if (q > (double)WORLD_COORD_MAX) return WORLD_COORD_MAX;
-    return (int32_t)q;
+    if (q >= (double)WORLD_COORD_MAX) return WORLD_COORD_MAX;
+    // floor without a libm call (baseline x86-64 has no rounding instruction): truncate, then
+    // step down for negative non-integers.
+    int32_t i = (int32_t)q;
+    i -= (double)i > q;
+    return i;
 }
 
 static void cells_key(const world_cells *c, const float *box, unsigned level, int32_t k[3]) {
@@ -169,10 +176,10 @@ static void cells_level_sub(world_cells *c, unsigned level) {
     c->level_count--;
 }
 
-static void cells_note_extent(world_cells *c, unsigned level, const float *box) {
+static inline void cells_note_extent(world_cells *c, unsigned level, const float *box) {
     for (int a = 0; a < c->dim; ++a) {
         const double e = cells_extent(box[a], box[c->dim + a]);
-        if (e > c->level_ext[level][a]) c->level_ext[level][a] = e;
+        if (BP_UNLIKELY(e > c->level_ext[level][a])) c->level_ext[level][a] = e;
     }
 }
 
@@ -234,7 +241,7 @@ static size_t cells_pow2(size_t need) {
 static void cells_relocate(bp_world *w, size_t i) {
     world_cells *c = &w->cells;
     const world_cell *e = &c->table[i];
-    for (uint32_t s = 0; s < e->count; ++s) w->loc_cell[world_entry_word(cells_entry(c, e, s), c->dim, 0)] = (uint32_t)i;
+    for (uint32_t s = 0; s < e->count; ++s) w->meta[world_entry_word(cells_entry(c, e, s), c->dim, 0)].cell = (uint32_t)i;
 }
 
 // A table of `cap` slots (a power of two) holding the same cells; the locators follow.
@@ -288,7 +295,7 @@ static void cells_delete(bp_world *w, size_t i) {
 }
 
 static inline void cells_write(const world_cells *c, float *e, const float *box, uint32_t d, uint32_t word) {
-    memcpy(e, box, (size_t)(2 * c->dim) * sizeof(float));
+    world_copy_box(e, box, c->dim);
     world_entry_set_word(e, c->dim, 0, d);
     world_entry_set_word(e, c->dim, 1, word);
 }
@@ -316,9 +323,9 @@ static bp_status cells_push(bp_world *w, size_t k, uint32_t d) {
     }
     const uint32_t s = e->count++;
     const float *box = w->boxes + (size_t)d * (size_t)(2 * c->dim);
-    cells_write(c, cells_entry(c, e, s), box, d, w->group[d] | (w->touch[d] != WORLD_NONE ? WORLD_TOUCHED : 0u));
-    w->loc_cell[d] = (uint32_t)k;
-    w->loc_slot[d] = s;
+    cells_write(c, cells_entry(c, e, s), box, d, w->meta[d].group);
+    w->meta[d].cell = (uint32_t)k;
+    w->meta[d].place = s;
     cells_level_add(c, e->level);
     cells_note_extent(c, e->level, box);
     return BP_OK;
@@ -326,33 +333,36 @@ static bp_status cells_push(bp_world *w, size_t k, uint32_t d) {
 
 void bp_world_cells_remove(bp_world *w, uint32_t d) {
     world_cells *c = &w->cells;
-    const uint32_t k = w->loc_cell[d];
+    const uint32_t k = w->meta[d].cell;
     if (k == WORLD_NONE) return;
     world_cell *e = &c->table[k];
-    const uint32_t s = w->loc_slot[d], last = e->count - 1;
+    const uint32_t s = w->meta[d].place, last = e->count - 1;
     if (s != last) {
         float *dst = cells_entry(c, e, s);
-        memcpy(dst, cells_entry(c, e, last), (size_t)c->stride * sizeof(float));
-        w->loc_slot[world_entry_word(dst, c->dim, 0)] = s;
+        const float *src = cells_entry(c, e, last);
+        for (int q = 0; q < c->stride; ++q) dst[q] = src[q];
+        w->meta[world_entry_word(dst, c->dim, 0)].place = s;
     }
     e->count = last;
     cells_level_sub(c, e->level);
-    w->loc_cell[d] = WORLD_NONE;
+    w->meta[d].cell = WORLD_NONE;
     if (!last) cells_delete(w, k);
 }
 
 bp_status bp_world_cells_place(bp_world *w, uint32_t d) {
     world_cells *c = &w->cells;
-    const float *box = w->boxes + (size_t)d * (size_t)(2 * c->dim);
+    const int dim = c->dim;
+    const float *box = w->boxes + (size_t)d * (size_t)(2 * dim);
     const unsigned level = cells_level(c, box);
     int32_t key[3];
     cells_key(c, box, level, key);
-    const uint32_t k = w->loc_cell[d];
+    const uint32_t k = w->meta[d].cell;
     if (k != WORLD_NONE) {
         world_cell *e = &c->table[k];
-        if (cells_match(e, level, key)) {
-            cells_write(c, cells_entry(c, e, w->loc_slot[d]), box, d,
-                        w->group[d] | (w->touch[d] != WORLD_NONE ? WORLD_TOUCHED : 0u));
+        if (cells_match(e, level, key)) {  // the common case: it stays in its cell
+            float *en = cells_entry(c, e, w->meta[d].place);
+            world_copy_box(en, box, dim);
+            world_entry_set_word(en, dim, 1, w->meta[d].group);
             cells_note_extent(c, level, box);
             return BP_OK;
         }
@@ -361,22 +371,36 @@ bp_status bp_world_cells_place(bp_world *w, uint32_t d) {
     return cells_push(w, cells_get(c, level, key), d);
 }
 
-void bp_world_cells_renumber(bp_world *w, uint32_t from, uint32_t to) {
-    world_cells *c = &w->cells;
-    w->loc_cell[to] = w->loc_cell[from];
-    w->loc_slot[to] = w->loc_slot[from];
-    w->loc_cell[from] = WORLD_NONE;
-    if (w->loc_cell[to] == WORLD_NONE) return;
-    world_entry_set_word(cells_entry(c, &c->table[w->loc_cell[to]], w->loc_slot[to]), c->dim, 0, to);
+void bp_world_cells_prefetch(const bp_world *w, const float *lo, const float *hi, int stage) {
+    const world_cells *c = &w->cells;
+    const size_t mask = c->table_cap - 1;
+    for (int li = 0; li < c->level_count; ++li) {
+        const unsigned level = c->levels[li];
+        int32_t k0[3], k1[3];
+        if (cells_range(c, level, lo, hi, k0, k1) > 8.0) continue;  // a large query: no guessing
+        int32_t q[3] = {0, 0, 0};
+        for (q[2] = k0[2]; q[2] <= k1[2]; ++q[2])
+            for (q[1] = k0[1]; q[1] <= k1[1]; ++q[1])
+                for (q[0] = k0[0]; q[0] <= k1[0]; ++q[0]) {
+                    if (stage == 0) {
+                        __builtin_prefetch(&c->table[(size_t)cells_hash(level, q) & mask]);
+                        continue;
+                    }
+                    const size_t i = cells_find(c, level, q);
+                    if (i != WORLD_NONE) __builtin_prefetch(cells_entry(c, &c->table[i], 0));
+                }
+    }
 }
 
-void bp_world_cells_mark(bp_world *w, uint32_t d, bool touched) {
+void bp_world_cells_renumber(bp_world *w, uint32_t from, uint32_t to) {
     world_cells *c = &w->cells;
-    if (w->loc_cell[d] == WORLD_NONE) return;
-    float *e = cells_entry(c, &c->table[w->loc_cell[d]], w->loc_slot[d]);
-    const uint32_t g = world_entry_word(e, c->dim, 1);
-    world_entry_set_word(e, c->dim, 1, touched ? g | WORLD_TOUCHED : g & ~WORLD_TOUCHED);
+    w->meta[to].cell = w->meta[from].cell;
+    w->meta[to].place = w->meta[from].place;
+    w->meta[from].cell = WORLD_NONE;
+    if (w->meta[to].cell == WORLD_NONE) return;
+    world_entry_set_word(cells_entry(c, &c->table[w->meta[to].cell], w->meta[to].place), c->dim, 0, to);
 }
+
 
 // ---------------------------------------------------------------------------------------------
 // Building from scratch
@@ -389,9 +413,8 @@ static int cells_cmp_double(const void *a, const void *b) {
 // The automatic finest cell edge: twice the 75th percentile of the proxies' largest extents
 // (sampled), so that a typical query meets one or two cells per axis and reads a few entries
 // each; for points, the spacing of the proxies. Kept within [2^-100, 2^100].
-static double cells_choose_c0(const bp_world *w) {
+static double cells_choose_c0(bp_world *w) {
     const int dim = w->dim;
-    if (w->def.cell_size > 0.0f) return (double)w->def.cell_size;
     enum { SAMPLES = 1024 };
     double ext[SAMPLES];
     size_t m = 0;
@@ -409,18 +432,43 @@ static double cells_choose_c0(const bp_world *w) {
         ext[m++] = e;
     }
     double c0 = 0.0;
+    for (int a = 0; a < 3; ++a) w->cells.span[a] = a < dim && hi[a] > lo[a] ? hi[a] - lo[a] : 0.0;
+    if (w->def.cell_size > 0.0f) return (double)w->def.cell_size;
     if (m) {
         qsort(ext, m, sizeof ext[0], cells_cmp_double);
         c0 = 2.0 * ext[(m * 3) / 4];
-        // Points, or boxes far smaller than their spacing: cells of about one proxy each.
+        // Sparse proxies: cells of a few proxies each (a probe costs a cache miss, a few more
+        // entries in the same cell next to nothing).
         double vol = 1.0;
         for (int a = 0; a < dim; ++a) vol *= hi[a] > lo[a] ? hi[a] - lo[a] : 1.0;
-        const double spacing = pow(vol / (double)(m * step), 1.0 / dim);
-        if (isfinite(spacing) && c0 < 0.5 * spacing) c0 = 0.5 * spacing;
+        const double spacing = pow(vol / (double)n, 1.0 / dim);
+        const char *env = getenv("BP_WORLD_SPACING");
+        const double k = env ? atof(env) : 2.0;
+        if (isfinite(spacing) && c0 < k * spacing) c0 = k * spacing;
     }
     if (!(c0 >= 0x1p-100)) c0 = c0 > 0.0 ? 0x1p-100 : 1.0;
     if (!(c0 <= 0x1p100)) c0 = 0x1p100;
     return c0;
+}
+
+// Replaces the table by one of `cap` slots holding the same cells; nothing else is touched (for
+// the build's first pass, before any proxy points at a cell).
+static bp_status cells_grow_bare(bp_world *w, size_t cap) {
+    world_cells *c = &w->cells;
+    if (cap > SIZE_MAX / sizeof(world_cell)) return BP_ERR_NOMEM;
+    world_cell *table = bp_alloc(w->heap, cap * sizeof *table);
+    if (!table) return BP_ERR_NOMEM;
+    memset(table, 0, cap * sizeof *table);
+    for (size_t i = 0; i < c->table_cap; ++i) {
+        if (!c->table[i].used) continue;
+        size_t j = (size_t)cells_hash(c->table[i].level, c->table[i].c) & (cap - 1);
+        while (table[j].used) j = (j + 1) & (cap - 1);
+        table[j] = c->table[i];
+    }
+    bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);
+    c->table = table;
+    c->table_cap = cap;
+    return BP_OK;
 }
 
 bp_status bp_world_cells_build(bp_world *w) {
@@ -429,25 +477,36 @@ bp_status bp_world_cells_build(bp_world *w) {
     const size_t stride = (size_t)c->stride;
     bp_world_cells_invalidate(w);
     c->c0 = cells_choose_c0(w);
-    // A table for up to n cells at load 1/2, a pool with a quarter more than n entries.
-    const size_t cap = cells_pow2(2 * n + 2);
-    if (cap > c->table_cap) {
+    for (unsigned L = 0; L < WORLD_LEVELS; ++L) c->level_inv[L] = ldexp(1.0 / c->c0, -(int)L);
+    // A table for the cells expected at load 1/2 (no more cells than proxies, nor than the
+    // bounds hold), grown if they turn out more. Sized to the cells, not the proxies: a table
+    // that fits the cache is what queries read first.
+    double expect = 1.0;
+    for (int a = 0; a < c->dim; ++a) expect *= c->span[a] / c->c0 + 2.0;
+    if (!(expect < (double)n)) expect = (double)n;
+    size_t cap = cells_pow2(2 * (size_t)expect + 2);
+    if (cap != c->table_cap) {
         world_cell *t = bp_alloc(w->heap, cap * sizeof *t);
         if (!t) return BP_ERR_NOMEM;
         bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);
         c->table = t;
         c->table_cap = cap;
-        memset(c->table, 0, cap * sizeof *c->table);
     }
-    // Pass 1: each proxy's cell (in loc_cell) and the cells' counts.
+    memset(c->table, 0, cap * sizeof *c->table);
+    // Pass 1: the cells and their counts.
     for (size_t d = 0; d < n; ++d) {
+        if (2 * (c->cells + 1) > c->table_cap) {
+            bp_status st = cells_grow_bare(w, 2 * c->table_cap);
+            if (st != BP_OK) {
+                bp_world_cells_invalidate(w);
+                return st;
+            }
+        }
         const float *box = w->boxes + d * (size_t)(2 * c->dim);
         const unsigned level = cells_level(c, box);
         int32_t key[3];
         cells_key(c, box, level, key);
-        const size_t k = cells_get(c, level, key);
-        w->loc_cell[d] = (uint32_t)k;
-        c->table[k].count++;
+        c->table[cells_get(c, level, key)].count++;
         cells_level_add(c, level);
         cells_note_extent(c, level, box);
     }
@@ -482,11 +541,17 @@ bp_status bp_world_cells_build(bp_world *w) {
     c->pool_used = used;
     // Pass 2: the entries.
     for (size_t d = 0; d < n; ++d) {
-        world_cell *e = &c->table[w->loc_cell[d]];
+        const float *box = w->boxes + d * (size_t)(2 * c->dim);
+        const unsigned level = cells_level(c, box);
+        int32_t key[3];
+        cells_key(c, box, level, key);
+        const size_t k = cells_find(c, level, key);
+        world_cell *e = &c->table[k];
+        w->meta[d].cell = (uint32_t)k;
         const uint32_t s = e->count++;
         cells_write(c, cells_entry(c, e, s), w->boxes + d * (size_t)(2 * c->dim), (uint32_t)d,
-                    w->group[d] | (w->touch[d] != WORLD_NONE ? WORLD_TOUCHED : 0u));
-        w->loc_slot[d] = s;
+                    w->meta[d].group);
+        w->meta[d].place = s;
     }
     c->built = true;
     return BP_OK;
@@ -513,50 +578,70 @@ static bp_status cells_visit_range(bp_world *w, unsigned level, const int32_t *k
 }
 
 // Per level, the query's cell range is probed cell by cell when it is no more than four times
-// the cells the level has; the levels where it is more are served together by one walk over the
-// table, when their ranges add up to more than the table. Either way a query costs at most a
-// few times the cells that exist, whatever the size of its box.
+// the cells the level has (plus a few); the levels where it is more are served together by one
+// walk over the table, when their ranges add up to more than the table. Either way a query costs
+// at most a few times the cells that exist, whatever the size of its box.
+// The query's cell range at a level, and its number of cells.
+static inline double cells_range(const world_cells *c, unsigned level, const float *lo, const float *hi,
+                                 int32_t *k0, int32_t *k1) {
+    const double inv = c->level_inv[level];
+    double cells = 1.0;
+    k0[0] = k0[1] = k0[2] = k1[0] = k1[1] = k1[2] = 0;
+    for (int a = 0; a < c->dim; ++a) {
+        // lo - extent, rounded down (by more than its rounding error) without a libm call.
+        const double x = (double)lo[a] - c->level_ext[level][a];
+        const double from = x - (x < 0 ? -x : x) * 0x1p-50 - 0x1p-1022;
+        k0[a] = cells_coord(from, inv);
+        k1[a] = cells_coord((double)hi[a], inv);
+        cells *= (double)k1[a] - (double)k0[a] + 1.0;
+    }
+    return cells;
+}
+
 bp_status bp_world_cells_visit(bp_world *w, const float *lo, const float *hi, world_visit_fn fn, void *user) {
     world_cells *c = &w->cells;
     const int dim = c->dim;
-    int32_t k0[WORLD_LEVELS][3], k1[WORLD_LEVELS][3];
-    bool walk[WORLD_LEVELS];
+    uint64_t walk[(WORLD_LEVELS + 63) / 64] = {0};  // levels served by the table walk
     double walk_cells = 0.0;
-    int walks = 0;
+    bool any = false;
     for (int li = 0; li < c->level_count; ++li) {
         const unsigned level = c->levels[li];
-        const double inv = cells_inv(c, level);
-        double cells = 1.0;
-        k0[li][0] = k0[li][1] = k0[li][2] = 0;
-        k1[li][0] = k1[li][1] = k1[li][2] = 0;
-        for (int a = 0; a < dim; ++a) {
-            const double from = nextafter((double)lo[a] - c->level_ext[level][a], -INFINITY);
-            k0[li][a] = cells_coord(from, inv);
-            k1[li][a] = cells_coord((double)hi[a], inv);
-            cells *= (double)k1[li][a] - (double)k0[li][a] + 1.0;
-        }
-        walk[li] = cells > 4.0 * (double)c->level_cells[level] + 8.0;
-        if (walk[li]) {
+        int32_t k0[3], k1[3];
+        const double cells = cells_range(c, level, lo, hi, k0, k1);
+        if (cells > 4.0 * (double)c->level_cells[level] + 8.0) {
+            walk[level >> 6] |= (uint64_t)1 << (level & 63);
             walk_cells += cells;
-            ++walks;
+            any = true;
+            continue;
         }
-    }
-    const bool table_walk = walks && walk_cells > (double)c->table_cap;
-    for (int li = 0; li < c->level_count; ++li) {
-        if (walk[li] && table_walk) continue;
-        bp_status st = cells_visit_range(w, c->levels[li], k0[li], k1[li], fn, user);
+        bp_status st = cells_visit_range(w, level, k0, k1, fn, user);
         if (st != BP_OK) return st;
     }
-    if (!table_walk) return BP_OK;
-    // One pass over the table for the levels whose ranges exceed it.
+    if (!any) return BP_OK;
+    if (walk_cells <= (double)c->table_cap) {
+        // Their ranges are smaller than the table after all: probe them.
+        for (int li = 0; li < c->level_count; ++li) {
+            const unsigned level = c->levels[li];
+            if (!((walk[level >> 6] >> (level & 63)) & 1u)) continue;
+            int32_t k0[3], k1[3];
+            cells_range(c, level, lo, hi, k0, k1);
+            bp_status st = cells_visit_range(w, level, k0, k1, fn, user);
+            if (st != BP_OK) return st;
+        }
+        return BP_OK;
+    }
+    // One pass over the table for every level whose range exceeds its cells.
+    unsigned last = WORLD_LEVELS;
+    int32_t k0[3] = {0, 0, 0}, k1[3] = {0, 0, 0};
     for (size_t i = 0; i < c->table_cap; ++i) {
         const world_cell *e = &c->table[i];
-        if (!e->used || !e->count) continue;
-        int li = 0;
-        while (li < c->level_count && c->levels[li] != e->level) ++li;
-        if (li == c->level_count || !walk[li]) continue;
+        if (!e->used || !((walk[e->level >> 6] >> (e->level & 63)) & 1u)) continue;
+        if (e->level != last) {
+            last = e->level;
+            cells_range(c, last, lo, hi, k0, k1);
+        }
         bool in = true;
-        for (int a = 0; a < dim; ++a) in &= e->c[a] >= k0[li][a] && e->c[a] <= k1[li][a];
+        for (int a = 0; a < dim; ++a) in &= e->c[a] >= k0[a] && e->c[a] <= k1[a];
         if (!in) continue;
         bp_status st = fn(user, cells_entry(c, e, 0), e->count);
         if (st != BP_OK) return st;
@@ -587,7 +672,7 @@ bp_status bp_world_cells_validate(const bp_world *w) {
     const world_cells *c = &w->cells;
     if (!c->built) {
         for (size_t d = 0; d < w->n; ++d)
-            if (w->loc_cell[d] != WORLD_NONE) return BP_ERR_INVALID_ARG;
+            if (w->meta[d].cell != WORLD_NONE) return BP_ERR_INVALID_ARG;
         return BP_OK;
     }
     const int dim = c->dim;
@@ -604,15 +689,14 @@ bp_status bp_world_cells_validate(const bp_world *w) {
         for (uint32_t s = 0; s < e->count; ++s) {
             const float *en = cells_entry(c, e, s);
             const uint32_t d = world_entry_word(en, dim, 0);
-            if (d >= w->n || w->loc_cell[d] != i || w->loc_slot[d] != s) return BP_ERR_INVALID_ARG;
+            if (d >= w->n || w->meta[d].cell != i || w->meta[d].place != s) return BP_ERR_INVALID_ARG;
             per_level[e->level]++;
             ++entries;
-            if (w->dirty[d]) continue;  // its entry catches up at the next sync
+            if (world_is_dirty(w, d)) continue;  // its entry catches up at the next sync
             const float *box = w->boxes + (size_t)d * (size_t)(2 * dim);
             if (memcmp(en, box, (size_t)(2 * dim) * sizeof(float)) != 0) return BP_ERR_INVALID_ARG;
             const uint32_t word = world_entry_word(en, dim, 1);
-            if ((word & ~WORLD_TOUCHED) != w->group[d]) return BP_ERR_INVALID_ARG;
-            if (((word & WORLD_TOUCHED) != 0) != (w->touch[d] != WORLD_NONE)) return BP_ERR_INVALID_ARG;
+            if (word != w->meta[d].group) return BP_ERR_INVALID_ARG;
             const unsigned level = cells_level(c, box);
             int32_t key[3];
             cells_key(c, box, level, key);
@@ -631,7 +715,7 @@ bp_status bp_world_cells_validate(const bp_world *w) {
         }
     }
     size_t placed = 0;
-    for (size_t d = 0; d < w->n; ++d) placed += w->loc_cell[d] != WORLD_NONE;
+    for (size_t d = 0; d < w->n; ++d) placed += w->meta[d].cell != WORLD_NONE;
     if (placed != entries) return BP_ERR_INVALID_ARG;
     int levels = 0;
     for (unsigned L = 0; L < WORLD_LEVELS; ++L) {
