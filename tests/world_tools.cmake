@@ -26,3 +26,74 @@ if(TARGET bp_bench)
     endforeach()
   endforeach()
 endif()
+
+# `broadphase world` scripts: the parser and runner in process against the reference world
+# (random scripts in both dimensions and every mode; every bad-line case), then the command
+# itself through tests/world_cli_test.sh.
+if(TARGET bp_bench AND TARGET broadphase_cli)
+  add_executable(test_world_script ${CMAKE_CURRENT_SOURCE_DIR}/test_world_script.c
+    ${PROJECT_SOURCE_DIR}/tools/world_script.c)
+  target_include_directories(test_world_script PRIVATE ${PROJECT_SOURCE_DIR}/tools)
+  set_target_properties(test_world_script PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_link_libraries(test_world_script PRIVATE bp_bench broadphase::broadphase bp_warnings)
+  foreach(dim 2 3)
+    foreach(mode auto incremental rebuild)
+      add_test(NAME world_script.random.${dim}d.${mode} COMMAND test_world_script run ${dim} ${mode})
+    endforeach()
+  endforeach()
+  add_test(NAME world_script.errors COMMAND test_world_script errors)
+endif()
+
+find_program(BP_BASH bash)
+if(TARGET test_world_script AND BP_BASH)
+  set(BP_WORLD_CLI_TEST ${BP_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/world_cli_test.sh $<TARGET_FILE:broadphase_cli>
+    $<TARGET_FILE:test_world_script>)
+  add_test(NAME cli.world.example COMMAND ${BP_WORLD_CLI_TEST} example)
+  add_test(NAME cli.world.help COMMAND ${BP_WORLD_CLI_TEST} help)
+  foreach(dim 2 3)
+    foreach(mode auto incremental rebuild)
+      add_test(NAME cli.world.random.${dim}d.${mode} COMMAND ${BP_WORLD_CLI_TEST} random ${dim} ${mode})
+    endforeach()
+  endforeach()
+
+  # Every kind of bad line through the command: NAME|LINE|DIM|INPUT (printf format). The live
+  # proxy limit is lowered to 3 (BROADPHASE_MAX_BOXES) to reach "too many proxies".
+  set(BP_WORLD_CLI_BAD
+    "unknown_operation|2|2|add 1 moving 1 1 0 0 1 1\\nfrob 1\\n"
+    "unknown_query_shape|1|2|query cone 0 0 1 1\\n"
+    "too_few_fields|1|2|add 1 moving 1 1 0 0 1\\n"
+    "too_many_fields|1|2|update now\\n"
+    "too_few_fields_3d|1|3|add 1 moving 1 1 0 0 1 1\\n"
+    "bad_id|1|2|add one moving 1 1 0 0 1 1\\n"
+    "duplicate_id|3|2|add 1 moving 1 1 0 0 1 1\\n# c\\nadd 1 static 1 1 0 0 1 1\\n"
+    "unknown_id|1|2|move 9 0 0 1 1\\n"
+    "double_remove|3|2|add 1 moving 1 1 0 0 1 1\\nremove 1\\nremove 1\\n"
+    "removed_id|4|2|add 1 moving 1 1 0 0 1 1\\nupdate\\nremove 1\\nfilter 1 1 1\\n"
+    "bad_kind|1|2|add 1 sleeping 1 1 0 0 1 1\\n"
+    "bad_category|1|2|add 1 moving 0x 1 0 0 1 1\\n"
+    "bad_mask|2|2|add 1 moving 1 1 0 0 1 1\\nquery box 0 0 1 1 -1\\n"
+    "bad_number|1|2|add 1 moving 1 1 0 0 1 1,\\n"
+    "nan|2|3|\\nadd 1 moving 1 1 0 0 0 1 nan 1\\n"
+    "inf|1|2|add 1 moving 1 1 -inf 0 1 1\\n"
+    "float_overflow|1|2|add 1 moving 1 1 0 0 1 3.5e38\\n"
+    "inverted_box|2|2|add 1 moving 1 1 0 0 1 1\\nmove 1 0 2 1 1\\n"
+    "inverted_query|1|3|query box 0 0 2 1 1 1 1\\n"
+    "negative_radius|1|2|query sphere 0 0 -0.5 1\\n"
+    "too_many_proxies|5|2|add 1 moving 1 1 0 0 1 1\\nadd 2 moving 1 1 0 0 1 1\\nadd 3 moving 1 1 0 0 1 1\\nupdate\\nadd 4 moving 1 1 0 0 1 1\\n")
+  set(BP_WORLD_CLI_TESTS cli.world.example cli.world.help)
+  foreach(row IN LISTS BP_WORLD_CLI_BAD)
+    string(REPLACE "|" ";" f "${row}")
+    list(GET f 0 name)
+    list(GET f 1 line)
+    list(GET f 2 dim)
+    list(GET f 3 input)
+    add_test(NAME cli.world.bad.${name} COMMAND ${BP_WORLD_CLI_TEST} bad ${name} ${line} ${dim} "${input}")
+  endforeach()
+
+  add_test(NAME cli.world.usage.unknown_option COMMAND ${BP_WORLD_CLI_TEST} usage --frobnicate in)
+  add_test(NAME cli.world.usage.bad_dim COMMAND ${BP_WORLD_CLI_TEST} usage --dim 4 in)
+  add_test(NAME cli.world.usage.bad_mode COMMAND ${BP_WORLD_CLI_TEST} usage --mode fast in)
+  add_test(NAME cli.world.usage.mode_without_value COMMAND ${BP_WORLD_CLI_TEST} usage in --mode)
+  add_test(NAME cli.world.usage.two_files COMMAND ${BP_WORLD_CLI_TEST} usage in in)
+  add_test(NAME cli.world.usage.missing_file COMMAND ${BP_WORLD_CLI_TEST} usage no_such_file)
+endif()
