@@ -104,6 +104,42 @@ usage)
     [ -s "$TMP/err" ] || fail "no message"
     [ ! -s "$TMP/out" ] || fail "something on stdout"
     ;;
+bench_values)
+    # bench_values SCENE DIM N FRAMES PAIRS: every row of ours and every peer with a persistent
+    # interface runs the world scene with --check, agrees with the reference world every frame
+    # (no mismatch, no WRONG peer) and reports SCENES.md's pair count at frame FRAMES.
+    scene=$1 dim=$2 n=$3 frames=$4 pairs=$5
+    "$BIN" bench --scene "$scene" --dim "$dim" --n "$n" --frames "$frames" \
+        --method sweep,grid,auto,world,world-incremental,world-rebuild --peers --check --format csv >"$TMP/out" ||
+        fail "bench exit status (a --check mismatch?)"
+    cat "$TMP/out"
+    for m in sweep auto world world-incremental world-rebuild; do
+        grep -q "^$scene,$dim,$n,$m,1,$frames,[0-9.]*,[0-9.]*,[0-9.]*,$pairs,[0-9]*,ours,ok,\$" "$TMP/out" ||
+            fail "row $m: not ok or not $pairs pairs"
+    done
+    ! grep -q ',peer,wrong,' "$TMP/out" || fail "a peer disagrees with the reference world"
+    npeer=$(grep -c ',peer,' "$TMP/out")
+    [ "$(grep -c ",$pairs,[0-9]*,peer,ok," "$TMP/out")" -eq "$npeer" ] || fail "a peer reports other pairs"
+    echo "$npeer peers agree"
+    ;;
+bench_rows)
+    # The world rows on the stateless scenes (every object moved every frame), checked against
+    # the reference world; the table's per-scene summary lists them; world scenes in 3D leave
+    # the 2D-only peers out.
+    "$BIN" bench --scene uniform,clustered --n 3000 --frames 3 --method sweep,world,world-incremental,world-rebuild \
+        --check >"$TMP/out" || fail "bench exit status"
+    cat "$TMP/out"
+    for m in world world-incremental world-rebuild; do
+        [ "$(grep -c "^$m  *[0-9.]*  *[0-9.]*  *[0-9.]*  *[0-9]*  *[0-9]* " "$TMP/out")" -eq 2 ] || fail "no $m rows"
+    done
+    [ "$(awk '$1 == "sweep" || $1 ~ /^world/ { print $5 }' "$TMP/out" | sort -u | wc -l)" -eq 2 ] ||
+        fail "rows disagree on pairs"
+    "$BIN" bench --scene static --dim 3 --n 2000 --frames 2 --method world --peers >"$TMP/out3" ||
+        fail "3D exit status"
+    cat "$TMP/out3"
+    ! grep -q '^chipmunk\|^box2d' "$TMP/out3" || fail "a 2D-only peer ran in 3D"
+    ! grep -q '^cgal-box' "$TMP/out3" || fail "cgal-box has no persistent interface"
+    ;;
 help)
     "$BIN" world --help >"$TMP/out" || fail "--help exit status"
     grep -q "^usage: broadphase world" "$TMP/out" || fail "no usage line"

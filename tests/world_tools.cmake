@@ -90,6 +90,12 @@ if(TARGET test_world_script AND BP_BASH)
     add_test(NAME cli.world.bad.${name} COMMAND ${BP_WORLD_CLI_TEST} bad ${name} ${line} ${dim} "${input}")
   endforeach()
 
+  # The benchmark's world rows and world scenes: SCENES.md's pair counts from every row and peer.
+  add_test(NAME cli.world.bench.static_2d COMMAND ${BP_WORLD_CLI_TEST} bench_values static 2 10000 10 24)
+  add_test(NAME cli.world.bench.static_3d COMMAND ${BP_WORLD_CLI_TEST} bench_values static 3 10000 10 74)
+  add_test(NAME cli.world.bench.shooter_2d COMMAND ${BP_WORLD_CLI_TEST} bench_values shooter 2 1000 10 39)
+  add_test(NAME cli.world.bench.shooter_3d COMMAND ${BP_WORLD_CLI_TEST} bench_values shooter 3 1000 10 655)
+  add_test(NAME cli.world.bench.rows COMMAND ${BP_WORLD_CLI_TEST} bench_rows)
   add_test(NAME cli.world.usage.unknown_option COMMAND ${BP_WORLD_CLI_TEST} usage --frobnicate in)
   add_test(NAME cli.world.usage.bad_dim COMMAND ${BP_WORLD_CLI_TEST} usage --dim 4 in)
   add_test(NAME cli.world.usage.bad_mode COMMAND ${BP_WORLD_CLI_TEST} usage --mode fast in)
