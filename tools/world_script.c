@@ -499,7 +499,7 @@ static bool ws_hits(ws_run *r, const bp_world_hits *hits) {
     void *arr = r->hits;
     if (!ws_reserve(&arr, &r->hits_cap, hits->count, sizeof(uint64_t))) return false;
     r->hits = arr;
-    memcpy(r->hits, hits->users, hits->count * sizeof *r->hits);
+    if (hits->count) memcpy(r->hits, hits->users, hits->count * sizeof *r->hits);  // users may be NULL when empty
     if (hits->count > 1) qsort(r->hits, hits->count, sizeof *r->hits, ws_cmp_u64);
     ws_text(&r->out, "query");
     for (size_t k = 0; k < hits->count; ++k) ws_u64(&r->out, r->hits[k], ' ');
