@@ -202,7 +202,7 @@ bench_csv)
         fail "CSV header"
     # One line per method this build has (no peer without --peers), each with 14 fields and the
     # same pair count; memcpy (the floor: a copy of the boxes) finds no pairs.
-    methods="naive-sweep brute sweep sweep-resort auto"
+    methods="naive-sweep brute sweep sweep-resort auto world world-incremental world-rebuild"
     for m in grid quadtree rdc; do
         printf '0 0 1 1\n' | "$BIN" pairs --method $m >/dev/null 2>&1 && methods="$methods $m"
     done
@@ -217,15 +217,16 @@ bench_csv)
         fail "methods disagree on pairs"
     ;;
 bench_table)
-    # Every scene gets its block with a header and the ratio column; the baseline reads 1.00x.
+    # Every scene (the world scenes too) gets its block with a header and the ratio column; the
+    # baseline reads 1.00x.
     "$BIN" bench --scene all --n 300 --frames 2 --method naive-sweep,brute,sweep >"$TMP/out" || fail "bench exit status"
     cat "$TMP/out"
-    for s in seed uniform clustered mixed line; do
+    for s in seed uniform clustered mixed line static shooter; do
         grep -q "^$s  2D  N = 300  frames 2  seed 1\$" "$TMP/out" || fail "no block for $s"
     done
-    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive.*vs sweep' "$TMP/out")" -eq 5 ] || fail "headers"
-    [ "$(grep -c '^naive-sweep .* 1\.00x  *[0-9.]*x$' "$TMP/out")" -eq 5 ] || fail "baseline ratio"
-    [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 5 ] || fail "sweep ratio"
+    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive.*vs sweep' "$TMP/out")" -eq 7 ] || fail "headers"
+    [ "$(grep -c '^naive-sweep .* 1\.00x  *[0-9.]*x$' "$TMP/out")" -eq 7 ] || fail "baseline ratio"
+    [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 7 ] || fail "sweep ratio"
     ;;
 bench_skip)
     # Brute force at N = 1,000,000 is estimated over 5 s per frame and skipped without running.

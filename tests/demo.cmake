@@ -80,6 +80,23 @@ bp_demo_test(demo_keys
   --headless --frames 24 --check --script d,s,+,tab,tab,tab,tab,tab,tab,-,-,space,1,2,3,4,5,6,space,s,d,+
   --png ${BP_DEMO_OUT}/keys.png)
 
+# The persistent world (issue #13): circles added and removed in batches (+ +, then - - -), the
+# world's modes (--mode, and `m` cycling them), bullets fired with `b` and coloured by their
+# begin/end events (alive at frame 30, some touching a circle; all dead a second after), and
+# the mouse drag (a circle grabbed at the stage's crowded centre and dragged to a corner), each
+# with the all-pairs check every frame (pairs, events, red set).
+bp_demo_test(demo_world_add_remove --headless --frames 8 --check --script +,+,-,-,-)
+set_tests_properties(demo_world_add_remove PROPERTIES PASS_REGULAR_EXPRESSION "frame 8 method [a-z]+ n 250 ")
+foreach(mode incremental rebuild)
+  bp_demo_test(demo_world_mode_${mode} --headless --frames 40 --check --mode ${mode} --script b,m,none,b)
+endforeach()
+bp_demo_test(demo_world_bullets --headless --frames 30 --check --script b,none,b)
+set_tests_properties(demo_world_bullets PROPERTIES PASS_REGULAR_EXPRESSION "bullets 512 touching [1-9][0-9]* ")
+bp_demo_test(demo_world_bullets_die --headless --frames 63 --check --script b,none,b)
+set_tests_properties(demo_world_bullets_die PROPERTIES PASS_REGULAR_EXPRESSION "bullets 0 touching 0 ")
+bp_demo_test(demo_world_drag --headless --frames 12 --check --script grab:150:150,drag:120:130,drag:60:60,drag:10:10)
+set_tests_properties(demo_world_drag PROPERTIES PASS_REGULAR_EXPRESSION "drag [0-9]+ at 10.00 10.00")
+
 # The windowed path (window, renderer, event loop, reading the window's pixels back) with SDL's
 # dummy video driver, so it runs without a display.
 bp_demo_test(demo_window_dummy_driver

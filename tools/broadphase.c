@@ -689,6 +689,7 @@ static const char bp_usage[] =
     "  pairs   print the overlapping pairs of boxes (or circles) read from a file\n"
     "  query   print the boxes hit by a query box, circle or point\n"
     "  bench   time the methods on the benchmark scenes (SCENES.md)\n"
+    "  world   replay a script of operations on a persistent world (add, move, remove, update)\n"
     "\n"
     "  broadphase COMMAND --help   options of a command\n"
     "  broadphase --version        the library version\n"
@@ -712,6 +713,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "pairs") == 0) return bp_cmd_pairs(argc, argv);
     if (strcmp(cmd, "query") == 0) return bp_cmd_query(argc, argv);
     if (strcmp(cmd, "bench") == 0) return bp_cmd_bench(argc, argv);
-    fprintf(stderr, "broadphase: unknown command '%s' (pairs, query, bench; see 'broadphase --help')\n", cmd);
+    if (strcmp(cmd, "world") == 0) return bp_cmd_world(argc, argv);
+    fprintf(stderr, "broadphase: unknown command '%s' (pairs, query, bench, world; see 'broadphase --help')\n", cmd);
     return BP_EXIT_USAGE;
 }

@@ -66,4 +66,7 @@ bool bp_cli_method(const char *name, bp_method *m);
 /// `broadphase bench`, in bench.c.
 int bp_cmd_bench(int argc, char **argv);
 
+/// `broadphase world`, in world_cmd.c.
+int bp_cmd_world(int argc, char **argv);
+
 #endif

@@ -11,6 +11,13 @@
 //    the remaining contacts are the frame's candidates (what Box2D hands to its narrow phase).
 // Box2D's world also sweeps each fixture's AABB over the step; we give the frame's box only,
 // which can only make Box2D faster here.
+//
+// The persistent world (world_peers.h) is the same machinery with proxies that live: CreateProxy
+// when an object is added, MoveProxy for the moved ones only, DestroyProxy (and its contacts)
+// when one is removed. AddPair applies b2ContactManager's filter (b2Body::ShouldCollide: never
+// two static bodies; b2ContactFilter: category and mask bits), and each contact keeps a
+// touching flag from the exact box test, as b2Contact::Update keeps its touching flag: its
+// changes are the begin and end events.
 #include <box2d/b2_broad_phase.h>
 
 #include <cstdlib>
@@ -27,7 +34,8 @@ namespace {
 struct b2_peer_too_slow {};
 
 struct b2_peer_contact {
-    int32 a, b;              // object indices (the proxies' user data)
+    int32 a, b;              // object indices or slots (the proxies' user data)
+    bool touching;           // persistent world: the exact boxes overlap
     int32 prev, next;        // the list of live contacts, or the free list (next)
     int32 edge_next[2];      // next contact in the edge list of a ([0]) and of b ([1])
     int32 edge_prev[2];
@@ -42,7 +50,8 @@ struct b2_peer {
     int32 free_list = -1;
     bool created = false;
     bool oom = false;
-    bp_peer *owner = nullptr;        // for the time limit
+    bp_peer *owner = nullptr;        // for the time limit (stateless use)
+    bp_wpeer *world = nullptr;       // persistent use: filters, boxes, events
     size_t calls = 0;                // AddPair calls, to look at the clock every 4096
 
     // Which side (0: a, 1: b) object `obj` is in contact c.
@@ -78,8 +87,11 @@ struct b2_peer {
     // b2ContactManager::AddPair: walk one object's contacts; create the contact if absent.
     void AddPair(void *user_a, void *user_b) {
         int32 a = (int32)(intptr_t)user_a, b = (int32)(intptr_t)user_b;
-        if ((++calls & 4095) == 0 && bp_peer_over_time(owner)) throw b2_peer_too_slow();
+        if ((++calls & 4095) == 0 && (owner ? bp_peer_over_time(owner) : bp_wpeer_over_time(world)))
+            throw b2_peer_too_slow();
         if (a == b) return;
+        // b2ContactManager::AddPair: ShouldCollide (not two static bodies) and the filter.
+        if (world && !bp_wpeer_counts(world, (uint32_t)a, (uint32_t)b)) return;
         for (int32 c = edge_head[(size_t)b]; c >= 0;) {
             const b2_peer_contact &k = contacts[(size_t)c];
             int s = k.a == b ? 0 : 1;
@@ -103,6 +115,7 @@ struct b2_peer {
         b2_peer_contact &k = contacts[(size_t)c];
         k.a = a;
         k.b = b;
+        k.touching = false;
         k.prev = -1;
         k.next = live;
         if (live >= 0) contacts[(size_t)live].prev = c;
@@ -184,8 +197,109 @@ void b2_peer_destroy(bp_peer *p) {
     delete static_cast<b2_peer *>(p->impl);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The persistent world
+
+b2AABB b2_world_aabb(const bp_wpeer *w, uint32_t slot) {
+    const float *b = w->box + 6 * (size_t)slot;
+    b2AABB aabb;
+    aabb.lowerBound.Set(b[0], b[1]);
+    aabb.upperBound.Set(b[3], b[4]);
+    return aabb;
+}
+
+int b2_world_create(bp_wpeer *w) {
+    try {
+        b2_peer *s = new b2_peer();
+        s->proxy.assign(w->slots, -1);
+        s->edge_head.assign(w->slots, -1);
+        s->world = w;
+        w->impl = s;
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+    return 0;
+}
+
+int b2_world_add(bp_wpeer *w, uint32_t slot) {
+    b2_peer *s = static_cast<b2_peer *>(w->impl);
+    try {
+        s->proxy[slot] = s->bp.CreateProxy(b2_world_aabb(w, slot), reinterpret_cast<void *>((intptr_t)slot));
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+    return 0;
+}
+
+int b2_world_move(bp_wpeer *w, uint32_t slot, const float *vel) {
+    b2_peer *s = static_cast<b2_peer *>(w->impl);
+    try {
+        s->bp.MoveProxy(s->proxy[slot], b2_world_aabb(w, slot), b2Vec2(vel[0], vel[1]));
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+    return 0;
+}
+
+// b2World::DestroyBody: its contacts go (an end for each touching one), then its proxy.
+int b2_world_remove(bp_wpeer *w, uint32_t slot) {
+    b2_peer *s = static_cast<b2_peer *>(w->impl);
+    while (s->edge_head[slot] >= 0) {
+        int32 c = s->edge_head[slot];
+        const b2_peer_contact &k = s->contacts[(size_t)c];
+        if (k.touching && bp_wpeer_end(w, (uint32_t)k.a, (uint32_t)k.b) != 0) return -1;
+        s->destroy_contact(c);
+    }
+    s->bp.DestroyProxy(s->proxy[slot]);
+    s->proxy[slot] = -1;
+    return 0;
+}
+
+// b2World::Step's broad phase: FindNewContacts (UpdatePairs), then Collide: contacts whose fat
+// AABBs parted are destroyed; the others get the exact test, whose changes are the events.
+int b2_world_update(bp_wpeer *w) {
+    b2_peer *s = static_cast<b2_peer *>(w->impl);
+    try {
+        s->bp.UpdatePairs(s);
+    } catch (const b2_peer_too_slow &) {
+        return BP_PEER_TOO_SLOW;
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+    if (s->oom) return -1;
+    size_t visited = 0;
+    for (int32 c = s->live; c >= 0;) {
+        if ((++visited & 4095) == 0 && bp_wpeer_over_time(w)) return BP_PEER_TOO_SLOW;
+        b2_peer_contact &k = s->contacts[(size_t)c];
+        int32 next = k.next;
+        w->candidates++;
+        if (!s->bp.TestOverlap(s->proxy[(size_t)k.a], s->proxy[(size_t)k.b])) {
+            if (k.touching && bp_wpeer_end(w, (uint32_t)k.a, (uint32_t)k.b) != 0) return -1;
+            s->destroy_contact(c);
+        } else {
+            bool touching = bp_wpeer_overlap(w, (uint32_t)k.a, (uint32_t)k.b);
+            if (touching != k.touching) {
+                k.touching = touching;
+                if ((touching ? bp_wpeer_begin(w, (uint32_t)k.a, (uint32_t)k.b)
+                              : bp_wpeer_end(w, (uint32_t)k.a, (uint32_t)k.b)) != 0)
+                    return -1;
+            }
+        }
+        c = next;
+    }
+    return 0;
+}
+
+void b2_world_destroy(bp_wpeer *w) {
+    delete static_cast<b2_peer *>(w->impl);
+}
+
+const bp_wpeer_class b2_world_class = {
+    true, false, false, b2_world_create, b2_world_add, b2_world_move, b2_world_remove, b2_world_update, b2_world_destroy,
+};
+
 }  // namespace
 
 extern "C" const bp_peer_class bp_peer_box2d = {
-    "box2d-broadphase", 0, true, false, true, nullptr, b2_peer_create, b2_peer_step, b2_peer_destroy,
+    "box2d-broadphase", 0, true, false, true, nullptr, b2_peer_create, b2_peer_step, b2_peer_destroy, &b2_world_class,
 };

@@ -9,6 +9,13 @@
 //    that only ray tests use).
 // 2D scenes get a constant z extent [-1, 1]. btCollisionWorld also enlarges each AABB by the
 // contact breaking threshold; we give the box itself, which can only make Bullet faster here.
+//
+// The persistent world (world_peers.h), as btCollisionWorld keeps one: createProxy when an
+// object is added (static ones in btCollisionWorld's StaticFilter group), setAabb for the moved
+// ones only (updateAabbs skips the others), destroyProxy (which purges its pairs) when one is
+// removed, calculateOverlappingPairs, and an overlap filter callback on the pair cache for the
+// world's rules. The dispatcher then visits every pair of the cache each step: we give each the
+// exact box test, and the touching pairs go to the stamped set (world_peers.c).
 #include <btBulletCollisionCommon.h>
 
 #include <algorithm>
@@ -143,12 +150,142 @@ void bt_peer_destroy(bp_peer *p) {
     delete static_cast<bt_peer *>(p->impl);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The persistent world
+
+// The pair cache's filter: the world's rules (Bullet's own test is group & mask both ways).
+struct bt_world_filter : public btOverlapFilterCallback {
+    const bp_wpeer *w = nullptr;
+    bool needBroadphaseCollision(btBroadphaseProxy *p0, btBroadphaseProxy *p1) const override {
+        return bp_wpeer_counts(w, (uint32_t)(intptr_t)p0->m_clientObject, (uint32_t)(intptr_t)p1->m_clientObject);
+    }
+};
+
+struct bt_world {
+    bt_world_filter filter;  // declared first: it outlives the pair cache that points to it
+    bt_peer base;            // configuration, dispatcher, broad phase, proxy per slot
+};
+
+void bt_world_box(const bp_wpeer *w, uint32_t slot, btVector3 &lo, btVector3 &hi) {
+    const float *b = w->box + 6 * (size_t)slot;
+    if (w->dim == 2) {
+        lo.setValue(b[0], b[1], -1.0f);
+        hi.setValue(b[3], b[4], 1.0f);
+    } else {
+        lo.setValue(b[0], b[1], b[2]);
+        hi.setValue(b[3], b[4], b[5]);
+    }
+}
+
+int bt_world_create(bp_wpeer *w) {
+    bt_world *s = nullptr;
+    try {
+        s = new bt_world();
+        s->base.proxy.assign(w->slots, nullptr);
+        s->base.config = new btDefaultCollisionConfiguration();
+        s->base.dispatcher = new btCollisionDispatcher(s->base.config);
+        s->base.dbvt = w->variant == BT_PEER_DBVT;
+        if (s->base.dbvt) {
+            s->base.bp = new btDbvtBroadphase();
+        } else {
+            btVector3 lo, hi;
+            if (w->dim == 2) {
+                lo.setValue(w->lo[0], w->lo[1], -2.0f);
+                hi.setValue(w->hi[0], w->hi[1], 2.0f);
+            } else {
+                lo.setValue(w->lo[0], w->lo[1], w->lo[2]);
+                hi.setValue(w->hi[0], w->hi[1], w->hi[2]);
+            }
+            s->base.bp = new bt32BitAxisSweep3(lo, hi, (unsigned)w->slots + 2, nullptr, true);
+        }
+        s->filter.w = w;
+        s->base.bp->getOverlappingPairCache()->setOverlapFilterCallback(&s->filter);
+    } catch (const std::bad_alloc &) {
+        delete s;
+        return -1;
+    }
+    w->impl = s;
+    return 0;
+}
+
+int bt_world_add(bp_wpeer *w, uint32_t slot) {
+    bt_world *s = static_cast<bt_world *>(w->impl);
+    btVector3 lo, hi;
+    bt_world_box(w, slot, lo, hi);
+    // btCollisionWorld::addCollisionObject's groups: static objects never collide with each other.
+    const bool st = w->stat[slot];
+    const int group = st ? int(btBroadphaseProxy::StaticFilter) : int(btBroadphaseProxy::DefaultFilter);
+    const int mask = st ? int(btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter)
+                        : int(btBroadphaseProxy::AllFilter);
+    try {
+        s->base.proxy[slot] = s->base.bp->createProxy(lo, hi, SPHERE_SHAPE_PROXYTYPE,
+                                                      reinterpret_cast<void *>((intptr_t)slot), group, mask,
+                                                      s->base.dispatcher);
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+    return s->base.proxy[slot] ? 0 : -1;
+}
+
+int bt_world_move(bp_wpeer *w, uint32_t slot, const float *) {
+    bt_world *s = static_cast<bt_world *>(w->impl);
+    btVector3 lo, hi;
+    bt_world_box(w, slot, lo, hi);
+    try {
+        s->base.bp->setAabb(s->base.proxy[slot], lo, hi, s->base.dispatcher);
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+    return 0;
+}
+
+int bt_world_remove(bp_wpeer *w, uint32_t slot) {
+    bt_world *s = static_cast<bt_world *>(w->impl);
+    try {
+        s->base.bp->destroyProxy(s->base.proxy[slot], s->base.dispatcher);
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+    s->base.proxy[slot] = nullptr;
+    return 0;
+}
+
+int bt_world_update(bp_wpeer *w) {
+    bt_world *s = static_cast<bt_world *>(w->impl);
+    try {
+        s->base.bp->calculateOverlappingPairs(s->base.dispatcher);
+        btOverlappingPairCache *cache = s->base.bp->getOverlappingPairCache();
+        const int count = cache->getNumOverlappingPairs();
+        const btBroadphasePair *pairs = cache->getOverlappingPairArrayPtr();
+        w->candidates += (size_t)count;
+        for (int k = 0; k < count; ++k) {
+            uint32_t a = (uint32_t)(intptr_t)pairs[k].m_pProxy0->m_clientObject;
+            uint32_t b = (uint32_t)(intptr_t)pairs[k].m_pProxy1->m_clientObject;
+            if (bp_wpeer_overlap(w, a, b) && bp_wpeer_touching(w, a, b) != 0) return -1;
+            if ((k & 4095) == 4095 && bp_wpeer_over_time(w)) return BP_PEER_TOO_SLOW;
+        }
+    } catch (const std::bad_alloc &) {
+        return -1;
+    }
+    return 0;
+}
+
+void bt_world_destroy(bp_wpeer *w) {
+    delete static_cast<bt_world *>(w->impl);
+}
+
+const bp_wpeer_class bt_world_class = {
+    true, true, true, bt_world_create, bt_world_add, bt_world_move, bt_world_remove, bt_world_update, bt_world_destroy,
+};
+
 }  // namespace
 
 extern "C" const bp_peer_class bp_peer_bullet_dbvt = {
     "bullet-dbvt", BT_PEER_DBVT, true, true, false, nullptr, bt_peer_create, bt_peer_step, bt_peer_destroy,
+    &bt_world_class,
 };
 
 extern "C" const bp_peer_class bp_peer_bullet_sap = {
     "bullet-sap", BT_PEER_SAP, true, true, false, nullptr, bt_peer_create, bt_peer_step, bt_peer_destroy,
+    &bt_world_class,
 };

@@ -92,5 +92,5 @@ void cgal_peer_destroy(bp_peer *p) {
 }  // namespace
 
 extern "C" const bp_peer_class bp_peer_cgal_box = {
-    "cgal-box", 0, true, true, false, nullptr, cgal_peer_create, cgal_peer_step, cgal_peer_destroy,
+    "cgal-box", 0, true, true, false, nullptr, cgal_peer_create, cgal_peer_step, cgal_peer_destroy, nullptr,
 };

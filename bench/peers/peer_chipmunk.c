@@ -11,6 +11,15 @@
 //    fattened by 10% of their size plus 0.1 s of motion. Chipmunk velocities are per second, so
 //    the function returns the per-frame velocity times 60 (a 60 Hz step).
 //  - chipmunk-sweep1d: cpSweep1D (sort on x with qsort, then sweep).
+//
+// The persistent world (world_peers.h), as cpSpace keeps its shapes: static objects in a
+// static cpBBTree, reindexed only when one moves (cpSpaceReindexShape); moving objects in the
+// dynamic index (cpBBTree with cpSpace's velocity fattening, cpBBTree without it, or
+// cpSpaceHash as cpSpaceUseSpatialHash sets it), which cpSpatialIndexReindexQuery reindexes
+// and queries, against the static index too. The callback does what cpSpaceCollideShapes does
+// first (the filter, the box test), and the touching pairs go to the stamped set
+// (world_peers.c), as cpSpace's arbiter cache is stamped each step. cpSpace never uses
+// cpSweep1D, so chipmunk-sweep1d has no persistent interface.
 #include <math.h>
 #include <setjmp.h>
 #include <stdlib.h>
@@ -139,19 +148,143 @@ static void cp_peer_destroy(bp_peer *p) {
     free(c);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The persistent world
+
+typedef struct cp_world {
+    cpSpatialIndex *stat;   // static objects (a cpBBTree)
+    cpSpatialIndex *dyn;    // moving objects, queried against `stat`
+    cp_peer_obj *objs;      // per slot
+    bp_wpeer *w;
+    bool oom;
+    unsigned calls;
+    jmp_buf too_slow;
+} cp_world;
+
+static void cp_world_bb(cp_world *c, uint32_t slot) {
+    const float *b = c->w->box + 6 * (size_t)slot;
+    c->objs[slot].bb = cpBBNew(b[0], b[1], b[3], b[4]);
+}
+
+static int cp_world_create(bp_wpeer *w) {
+    cp_world *c = calloc(1, sizeof *c);
+    if (!c) return -1;
+    c->w = w;
+    c->objs = calloc(w->slots, sizeof *c->objs);
+    c->stat = cpBBTreeNew(cp_peer_bb, NULL);
+    if (!c->objs || !c->stat) {
+        if (c->stat) cpSpatialIndexFree(c->stat);
+        free(c->objs);
+        free(c);
+        return -1;
+    }
+    for (size_t i = 0; i < w->slots; ++i) c->objs[i].index = (uint32_t)i;
+    if (w->variant != CP_PEER_HASH) {
+        // The hash is made at the first update, when the objects' sizes are known.
+        c->dyn = cpBBTreeNew(cp_peer_bb, c->stat);
+        if (c->dyn && w->variant == CP_PEER_BBTREE_VEL) cpBBTreeSetVelocityFunc(c->dyn, cp_peer_velocity);
+        if (!c->dyn) {
+            cpSpatialIndexFree(c->stat);
+            free(c->objs);
+            free(c);
+            return -1;
+        }
+    }
+    w->impl = c;
+    return 0;
+}
+
+static int cp_world_add(bp_wpeer *w, uint32_t slot) {
+    cp_world *c = w->impl;
+    cp_world_bb(c, slot);
+    c->objs[slot].v = cpv(0.0, 0.0);
+    if (w->stat[slot]) cpSpatialIndexInsert(c->stat, &c->objs[slot], (cpHashValue)slot + 1);
+    else if (c->dyn) cpSpatialIndexInsert(c->dyn, &c->objs[slot], (cpHashValue)slot + 1);
+    return 0;
+}
+
+static int cp_world_move(bp_wpeer *w, uint32_t slot, const float *vel) {
+    cp_world *c = w->impl;
+    cp_world_bb(c, slot);
+    c->objs[slot].v = cpv(vel[0] * CP_PEER_STEPS_PER_SECOND, vel[1] * CP_PEER_STEPS_PER_SECOND);
+    // cpSpaceReindexShape for a static shape; the dynamic index reindexes every object itself.
+    if (w->stat[slot]) cpSpatialIndexReindexObject(c->stat, &c->objs[slot], (cpHashValue)slot + 1);
+    return 0;
+}
+
+static int cp_world_remove(bp_wpeer *w, uint32_t slot) {
+    cp_world *c = w->impl;
+    if (w->stat[slot]) cpSpatialIndexRemove(c->stat, &c->objs[slot], (cpHashValue)slot + 1);
+    else if (c->dyn) cpSpatialIndexRemove(c->dyn, &c->objs[slot], (cpHashValue)slot + 1);
+    return 0;
+}
+
+// cpSpaceCollideShapes' first steps: the filter (cpShapeFilterReject), the box test.
+static cpCollisionID cp_world_pair(void *a, void *b, cpCollisionID id, void *data) {
+    cp_world *c = data;
+    const cp_peer_obj *oa = a, *ob = b;
+    if ((++c->calls & 0xFFFFu) == 0 && bp_wpeer_over_time(c->w)) longjmp(c->too_slow, 1);
+    if (!bp_wpeer_counts(c->w, oa->index, ob->index)) return id;
+    c->w->candidates++;
+    if (!cpBBIntersects(oa->bb, ob->bb)) return id;
+    if (bp_wpeer_touching(c->w, oa->index, ob->index) != 0) c->oom = true;
+    return id;
+}
+
+static int cp_world_update(bp_wpeer *w) {
+    cp_world *c = w->impl;
+    if (!c->dyn) {
+        // cpSpaceUseSpatialHash(space, dim, count): dim the mean size of the moving objects (the
+        // manual: "the average collision shape size"), count 10 cells per object.
+        double sum = 0.0;
+        size_t n = 0;
+        for (size_t i = 0; i < w->slots; ++i) {
+            if (!w->live[i] || w->stat[i]) continue;
+            const float *b = w->box + 6 * i;
+            sum += ((double)b[3] - b[0]) + ((double)b[4] - b[1]);
+            n++;
+        }
+        double cell = n ? sum / (2.0 * (double)n) : 1.0;
+        if (!(cell > 0.0)) cell = 1.0;
+        size_t cells = 10 * (n ? n : 1);
+        if (cells > (size_t)1 << 30) cells = (size_t)1 << 30;
+        c->dyn = cpSpaceHashNew(cell, (int)cells, cp_peer_bb, c->stat);
+        if (!c->dyn) return -1;
+        for (size_t i = 0; i < w->slots; ++i)
+            if (w->live[i] && !w->stat[i]) cpSpatialIndexInsert(c->dyn, &c->objs[i], (cpHashValue)i + 1);
+    }
+    if (setjmp(c->too_slow) != 0) return BP_PEER_TOO_SLOW;
+    cpSpatialIndexReindexQuery(c->dyn, cp_world_pair, c);
+    return c->oom ? -1 : 0;
+}
+
+static void cp_world_destroy(bp_wpeer *w) {
+    cp_world *c = w->impl;
+    if (!c) return;
+    if (c->dyn) cpSpatialIndexFree(c->dyn);
+    cpSpatialIndexFree(c->stat);
+    free(c->objs);
+    free(c);
+}
+
+static const bp_wpeer_class cp_world_class = {
+    .dim2 = true, .stamps = true, .create = cp_world_create, .add = cp_world_add, .move = cp_world_move,
+    .remove = cp_world_remove, .update = cp_world_update, .destroy = cp_world_destroy,
+};
+
 const bp_peer_class bp_peer_chipmunk_hash = {
     .name = "chipmunk-hash", .variant = CP_PEER_HASH, .dim2 = true,
-    .create = cp_peer_create, .step = cp_peer_step, .destroy = cp_peer_destroy,
+    .create = cp_peer_create, .step = cp_peer_step, .destroy = cp_peer_destroy, .world = &cp_world_class,
 };
 
 const bp_peer_class bp_peer_chipmunk_bbtree = {
     .name = "chipmunk-bbtree", .variant = CP_PEER_BBTREE, .dim2 = true,
-    .create = cp_peer_create, .step = cp_peer_step, .destroy = cp_peer_destroy,
+    .create = cp_peer_create, .step = cp_peer_step, .destroy = cp_peer_destroy, .world = &cp_world_class,
 };
 
 const bp_peer_class bp_peer_chipmunk_bbtree_vel = {
     .name = "chipmunk-bbtree-vel", .variant = CP_PEER_BBTREE_VEL, .dim2 = true, .uses_velocity = true,
-    .create = cp_peer_create, .step = cp_peer_step, .destroy = cp_peer_destroy,
+    .create = cp_peer_create, .step = cp_peer_step, .destroy = cp_peer_destroy, .world = &cp_world_class,
 };
 
 const bp_peer_class bp_peer_chipmunk_sweep1d = {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "peers.h"
+#include "world_peers.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,8 +37,11 @@ typedef struct bp_peer {
     size_t exact_count, duplicates;
 } bp_peer;
 
+struct bp_wpeer_class;
+
 /// One library's adapter. `create` sets p->impl (0 on success); `step` runs one frame and
-/// fills the candidates through bp_peer_push (0 on success); `destroy` frees p->impl.
+/// fills the candidates through bp_peer_push (0 on success); `destroy` frees p->impl. `world`:
+/// its persistent interface (world_peers.h), NULL when it has none.
 typedef struct bp_peer_class {
     const char *name;
     int variant;
@@ -47,7 +51,11 @@ typedef struct bp_peer_class {
     int (*create)(bp_peer *p);
     int (*step)(bp_peer *p, const float *boxes, const float *vel);
     void (*destroy)(bp_peer *p);
+    const struct bp_wpeer_class *world;
 } bp_peer_class;
+
+/// The class of peer k, or NULL when k >= bp_peer_count().
+const bp_peer_class *bp_peer_class_at(size_t k);
 
 /// The process's processor time in seconds (C clock()).
 double bp_peer_clock(void);
@@ -69,6 +77,82 @@ static inline int bp_peer_push(bp_peer *p, uint32_t a, uint32_t b) {
     p->cand_count++;
     return 0;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Persistent peers (world_peers.h)
+
+/// A pair of slots or keys in the touching set.
+typedef struct bp_wpeer_entry {
+    uint64_t a, b;    // keys, a < b
+    uint32_t stamp;   // the update that last saw the pair touching
+    uint32_t unused;
+} bp_wpeer_entry;
+
+/// The common state of a persistent peer: the objects (slots), the set of touching pairs, the
+/// events of the current frame.
+typedef struct bp_wpeer {
+    const bp_peer_class *cls;
+    int variant, dim;
+    size_t slots;
+    float lo[3], hi[3];
+    void *impl;
+    bool failed;
+    double time_limit, step_start;
+    // Per slot: the object's key, box (min[3], max[3]), previous box, filter.
+    uint64_t *key, *cat, *mask;
+    float *box, *prev;
+    bool *live, *stat;
+    // Touching pairs: dense entries and an index (open addressing on the key pair).
+    bp_wpeer_entry *set;
+    size_t set_count, set_cap;
+    uint32_t *index;
+    size_t index_cap;  // a power of two, at least twice set_cap
+    uint32_t stamp;
+    // This frame's events; results (sorted copies) after timing.
+    bp_wpeer_pair *begins, *ends, *pairs;
+    size_t nbegins, nends, npairs, begins_cap, ends_cap, pairs_cap;
+    bool fresh;        // the last update's events were read: the next call starts a new frame
+    size_t candidates; // candidate pairs of the last update
+} bp_wpeer;
+
+/// A library's persistent adapter. The common code updates the slot's state (key, box, filter)
+/// before `add` and `move` and after `remove`. `update` finds the frame's candidates and reports
+/// the touching ones: with `stamps`, through bp_wpeer_touching each frame (the common code then
+/// ends the pairs not seen); without, through bp_wpeer_begin and bp_wpeer_end as they change.
+typedef struct bp_wpeer_class {
+    bool dim2, dim3, stamps;
+    int (*create)(bp_wpeer *w);
+    int (*add)(bp_wpeer *w, uint32_t slot);
+    int (*move)(bp_wpeer *w, uint32_t slot, const float *vel);
+    int (*remove)(bp_wpeer *w, uint32_t slot);
+    int (*update)(bp_wpeer *w);
+    void (*destroy)(bp_wpeer *w);
+} bp_wpeer_class;
+
+static inline bool bp_wpeer_over_time(const bp_wpeer *w) {
+    return w->time_limit > 0.0 && bp_peer_clock() - w->step_start > w->time_limit;
+}
+
+/// Whether the world's rules let slots a and b pair (not both static; each one's category meets
+/// the other's mask).
+static inline bool bp_wpeer_counts(const bp_wpeer *w, uint32_t a, uint32_t b) {
+    if (w->stat[a] && w->stat[b]) return false;
+    return (w->cat[a] & w->mask[b]) && (w->cat[b] & w->mask[a]);
+}
+
+/// The exact closed-box test of the slots' current boxes (the narrow phase's place).
+static inline bool bp_wpeer_overlap(const bp_wpeer *w, uint32_t a, uint32_t b) {
+    const float *p = w->box + 6 * (size_t)a, *q = w->box + 6 * (size_t)b;
+    for (int k = 0; k < w->dim; ++k)
+        if (p[k] > q[3 + k] || q[k] > p[3 + k]) return false;
+    return true;
+}
+
+/// Stamps model: slots a and b touch this frame (a begin when they did not). 0 or -1.
+int bp_wpeer_touching(bp_wpeer *w, uint32_t a, uint32_t b);
+/// Direct model: slots a and b began or stopped touching. 0 or -1.
+int bp_wpeer_begin(bp_wpeer *w, uint32_t a, uint32_t b);
+int bp_wpeer_end(bp_wpeer *w, uint32_t a, uint32_t b);
 
 // The adapters compiled in (bench/peers/CMakeLists.txt defines BP_PEER_HAVE_*).
 extern const bp_peer_class bp_peer_chipmunk_hash, bp_peer_chipmunk_bbtree, bp_peer_chipmunk_bbtree_vel,

@@ -38,6 +38,10 @@ size_t bp_peer_count(void) {
 
 #define BP_PEER_TABLE_COUNT bp_peer_count()
 
+const bp_peer_class *bp_peer_class_at(size_t k) {
+    return k < BP_PEER_TABLE_COUNT ? bp_peer_table[k] : NULL;
+}
+
 const char *bp_peer_name(size_t k) {
     return k < BP_PEER_TABLE_COUNT ? bp_peer_table[k]->name : NULL;
 }
