@@ -39,8 +39,11 @@ def check_count(n: int, name: str) -> None:
 
 
 def as_float32(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous, aligned float32 array: `a` itself when it already is one (no copy)."""
-    return np.require(a, dtype=np.float32, requirements=["C", "A"])
+    """A C-contiguous, aligned float32 array: `a` itself when it already is one (no copy).
+    Values beyond the float32 range become infinities, which the library rejects (and the error
+    then says which row and why)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.require(a, dtype=np.float32, requirements=["C", "A"])
 
 
 class Boxes:
@@ -116,8 +119,9 @@ def boxes(boxes: Any = None, lo: Any = None, hi: Any = None, name: str = "boxes"
     n, d = lo_a.shape
     check_count(n, "lo")
     data = np.empty((n, 2 * d), dtype=np.float32)
-    data[:, :d] = lo_a
-    data[:, d:] = hi_a
+    with np.errstate(over="ignore", invalid="ignore"):
+        data[:, :d] = lo_a
+        data[:, d:] = hi_a
     return Boxes(data, d, "lo/hi", lambda k: np.concatenate([lo_a[k], hi_a[k]]))
 
 

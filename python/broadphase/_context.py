@@ -40,6 +40,11 @@ def method_value(method: str) -> int:
     return int(out[0])
 
 
+def available_methods() -> Tuple[str, ...]:
+    """The methods this library implements ("auto" and "brute" always are)."""
+    return tuple(m for m in METHODS if lib.bp_method_available(method_value(m)))
+
+
 def method_name(value: int) -> str:
     name = lib.bp_method_name(value)
     return ffi.string(name).decode() if name != ffi.NULL else str(value)
