@@ -118,11 +118,21 @@ def boxes(boxes: Any = None, lo: Any = None, hi: Any = None, name: str = "boxes"
         raise ValueError(f"lo and hi must both have shape (n, 2) or (n, 3); got {lo_a.shape} and {hi_a.shape}")
     n, d = lo_a.shape
     check_count(n, "lo")
-    data = np.empty((n, 2 * d), dtype=np.float32)
-    with np.errstate(over="ignore", invalid="ignore"):
-        data[:, :d] = lo_a
-        data[:, d:] = hi_a
+    data = pack(as_float32(lo_a), as_float32(hi_a))
     return Boxes(data, d, "lo/hi", lambda k: np.concatenate([lo_a[k], hi_a[k]]))
+
+
+def pack(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """(n, d) lo and hi (float32, C order) interleaved into (n, 2d) rows. Each corner is copied as
+    one d * 4-byte item (a void view): numpy then copies n items in one loop, where a slice
+    assignment (data[:, :d] = lo) loops over n rows of d floats, ten times slower."""
+    n, d = lo.shape
+    data = np.empty((n, 2 * d), dtype=np.float32)
+    item = np.dtype(f"V{4 * d}")
+    dv = data.view(item)
+    dv[:, 0] = lo.view(item)[:, 0]
+    dv[:, 1] = hi.view(item)[:, 0]
+    return data
 
 
 def vector(x: Any, dim: int, name: str) -> np.ndarray:

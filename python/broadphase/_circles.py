@@ -32,6 +32,27 @@ def _dtype(*arrays: np.ndarray) -> Any:
     return np.float64
 
 
+_ULP_SCALE = np.float32(2.0**-23)
+_TINY_STEP = np.float32(2.0**-126)
+
+
+def _outward(t: np.ndarray, sign: float) -> None:
+    """Moves every float32 of `t` outward (down for sign < 0, up otherwise) by at least one float
+    step: by |t| * 2^-23, which is one to two steps and exact for |t| >= 2^-103; np.nextafter for
+    the rare smaller values (zero, subnormals), where that product would underflow (a libm
+    call per element: too slow for every element)."""
+    step = np.abs(t)
+    step *= _ULP_SCALE
+    tiny = np.nonzero(step < _TINY_STEP)
+    small = t[tiny]
+    if sign < 0:
+        t -= step
+    else:
+        t += step
+    if len(small):
+        t[tiny] = np.nextafter(small, np.float32(np.inf if sign > 0 else -np.inf))
+
+
 def circle_boxes(centres: Any, radii: Any) -> Tuple[np.ndarray, np.ndarray, _arrays.Boxes]:
     """The centres (n, d) and radii (n,) as float32 or float64 arrays, and the circles' float32
     boxes rounded outward."""
@@ -46,13 +67,17 @@ def circle_boxes(centres: Any, radii: Any) -> Tuple[np.ndarray, np.ndarray, _arr
     dt = _dtype(c, r)
     c = np.require(c, dtype=dt, requirements=["C", "A"])
     r = np.broadcast_to(np.asarray(r, dtype=dt), (n,))
-    data = np.empty((n, 2 * d), dtype=np.float32)
     rc = r[:, None]
     with np.errstate(over="ignore", invalid="ignore"):
-        # float32 arithmetic rounds to nearest, as does the float64 -> float32 cast: one step
-        # outward then always lies beyond the exact bound.
-        np.nextafter((c - rc).astype(np.float32, copy=False), np.float32(-np.inf), out=data[:, :d])
-        np.nextafter((c + rc).astype(np.float32, copy=False), np.float32(np.inf), out=data[:, d:])
+        # c -+ r rounded to nearest float32 (in float32, or in float64 then cast), then pushed
+        # outward by at least one float step: more than the half step the rounding can have
+        # moved it, so the float box holds the exact one. All on contiguous (n, d) arrays, then
+        # interleaved once (strided (n, 2) views make numpy loop per row: 5x slower).
+        lo = np.subtract(c, rc).astype(np.float32, copy=False)
+        hi = np.add(c, rc).astype(np.float32, copy=False)
+        _outward(lo, -1.0)
+        _outward(hi, 1.0)
+    data = _arrays.pack(lo, hi)
     boxes = _arrays.Boxes(data, d, "centres", lambda k: np.append(c[k], r[k]))
     return c, r, boxes
 

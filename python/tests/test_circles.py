@@ -75,3 +75,24 @@ def test_context_circle_frames(rng, dim):
         for _ in range(4):
             c += v
             assert as_set(ctx.circle_pairs(c, r)) == ref_circles(c, r)
+
+
+def test_circle_boxes_hold_the_exact_circles(rng):
+    """The float32 box of every circle contains the exact [c - r, c + r], at every magnitude
+    (subnormal to 1e37), in float32 and float64 input: checked in rational arithmetic."""
+    from fractions import Fraction
+
+    from broadphase._circles import circle_boxes
+
+    n = 3000
+    mag = 10.0 ** rng.uniform(-44, 37, n)
+    for dtype in (np.float64, np.float32):
+        c = (rng.uniform(-1, 1, (n, 2)) * mag[:, None]).astype(dtype)
+        r = (rng.uniform(0, 1, n) * mag * (rng.random(n) < 0.9)).astype(dtype)
+        c[:5] = 0.0
+        _, _, b = circle_boxes(c, r)
+        for k in range(n):
+            for a in range(2):
+                lo, hi = Fraction(float(b.data[k, a])), Fraction(float(b.data[k, 2 + a]))
+                cc, rr = Fraction(float(c[k, a])), Fraction(float(r[k]))
+                assert lo <= cc - rr and cc + rr <= hi, (dtype, k, a, c[k], r[k], b.data[k])
