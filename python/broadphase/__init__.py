@@ -39,10 +39,18 @@ from ._errors import (
     UnsupportedError,
 )
 from ._ffi import MAX_BOXES, VERSION
+from ._world import ALL, Events, Hits, Pairs, ProxyInfo, World, WorldStats
 
 __version__ = VERSION
 
 __all__ = [
+    "ALL",
+    "Events",
+    "Hits",
+    "Pairs",
+    "ProxyInfo",
+    "World",
+    "WorldStats",
     "METHODS",
     "MAX_BOXES",
     "BroadphaseError",
