@@ -126,3 +126,23 @@ def test_empty_and_tiny():
         assert broadphase.pairs(np.zeros((2, 2 * dim))).tolist() == [[0, 1]]
         assert broadphase.pairs_between(np.empty((0, 2 * dim)), np.zeros((3, 2 * dim))).shape == (0, 2)
         assert broadphase.pairs(lo=np.empty((0, dim)), hi=np.empty((0, dim))).shape == (0, 2)
+
+
+def test_one_call_context_cache(rng, monkeypatch):
+    """The one-call functions keep a context per thread between calls (warm loops), free it past
+    CACHE_LIMIT, and clear_cache() frees it; results never depend on what came before."""
+    from broadphase import _context
+
+    broadphase.clear_cache()
+    contexts = _context._cache.__dict__.setdefault("contexts", {})
+    a = random_boxes(rng, 300, 2)
+    b = random_boxes(rng, 500, 2, world=30.0)
+    assert as_set(broadphase.pairs(a, method="sweep")) == ref_pairs(a)
+    kept = contexts[(2, "sweep", False)]
+    assert as_set(broadphase.pairs(b, method="sweep")) == ref_pairs(b)  # unrelated boxes, same context
+    assert contexts[(2, "sweep", False)] is kept and not kept.closed
+    broadphase.clear_cache()
+    assert not contexts and kept.closed
+    monkeypatch.setattr(_context, "CACHE_LIMIT", 0)
+    assert as_set(broadphase.pairs(a)) == ref_pairs(a)
+    assert not contexts  # over the limit: freed after the call
