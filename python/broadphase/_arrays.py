@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -122,12 +122,13 @@ def boxes(boxes: Any = None, lo: Any = None, hi: Any = None, name: str = "boxes"
     return Boxes(data, d, "lo/hi", lambda k: np.concatenate([lo_a[k], hi_a[k]]))
 
 
-def pack(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def pack(lo: np.ndarray, hi: np.ndarray, data: Optional[np.ndarray] = None) -> np.ndarray:
     """(n, d) lo and hi (float32, C order) interleaved into (n, 2d) rows. Each corner is copied as
     one d * 4-byte item (a void view): numpy then copies n items in one loop, where a slice
     assignment (data[:, :d] = lo) loops over n rows of d floats, ten times slower."""
     n, d = lo.shape
-    data = np.empty((n, 2 * d), dtype=np.float32)
+    if data is None:
+        data = np.empty((n, 2 * d), dtype=np.float32)
     item = np.dtype(f"V{4 * d}")
     dv = data.view(item)
     dv[:, 0] = lo.view(item)[:, 0]

@@ -141,7 +141,9 @@ class Context:
         out = ffi.new("bp_context **")
         check(lib.bp_context_create(d, out), "creating a context")
         self._ptr = ffi.gc(out[0], lib.bp_context_destroy)
-        self._lock = threading.Lock()
+        # Reentrant: circle_pairs holds it over its numpy work (the scratch buffers) and the call.
+        self._lock = threading.RLock()
+        self._scratch: Dict[str, np.ndarray] = {}
         self.dim: int = dim
         self.method: str = method
         self.sorted: bool = bool(sorted)
@@ -157,6 +159,7 @@ class Context:
             if self._ptr is not None:
                 ffi.release(self._ptr)
                 self._ptr = None
+                self._scratch.clear()
 
     @property
     def closed(self) -> bool:
@@ -250,11 +253,12 @@ class Context:
             centres: (n, 2) or (n, 3), any real dtype (float64 is kept for the exact test).
             radii: (n,) or one number for all.
         """
-        c, r, b = circle_boxes(centres, radii)
-        try:
-            candidates = self._find(b)
-        except ValueError as e:
-            raise _circle_error(c, r, e) from None
+        with self._lock:
+            c, r, b = circle_boxes(centres, radii, self._scratch)
+            try:
+                candidates = self._find(b)
+            except ValueError as e:
+                raise _circle_error(c, r, e) from None
         return exact_circle_filter(candidates, c, r)
 
     # -- queries ------------------------------------------------------------------------------
@@ -416,13 +420,10 @@ def circle_pairs(centres: npt.ArrayLike, radii: npt.ArrayLike, method: str = "au
         >>> broadphase.circle_pairs(centres, 1.0, sorted=True).tolist()   # 0-2: 2.12 > 2
         [[0, 1], [1, 2]]
     """
-    c, r, b = circle_boxes(centres, radii)
-    with _one_call(b.dim, method, sorted) as ctx:
-        try:
-            candidates = ctx._find(b)
-        except ValueError as e:
-            raise _circle_error(c, r, e) from None
-    return exact_circle_filter(candidates, c, r)
+    shape = np.shape(centres)
+    dim = shape[1] if len(shape) == 2 and shape[1] in (2, 3) else 2  # a bad shape: circle_boxes says so
+    with _one_call(dim, method, sorted) as ctx:
+        return ctx.circle_pairs(centres, radii)
 
 
 def query_box(boxes: npt.ArrayLike, lo: npt.ArrayLike, hi: npt.ArrayLike, method: str = "auto") -> IndexArray:
