@@ -35,6 +35,18 @@ for arg in "$@"; do
   esac
 done
 optional=()
+optional+=(
+  python3-numpy     # python/: the broadphase package's arrays (python/tests, python/bench.py)
+  python3-cffi      # python/: loads libbroadphase_python (cffi ABI mode, no compiler at import)
+  python3-pytest    # python/tests, run by CTest (tests/python.cmake)
+  python3-venv      # tests/python_install.sh: `pip install ./python` into a fresh environment
+  python3-pip       #   (pip itself; python3-setuptools and python3-wheel come with it)
+  python3-setuptools
+  python3-wheel
+  python3-scipy     # python/bench.py: cKDTree.query_pairs, a peer
+  python3-shapely   # python/bench.py: shapely's STRtree (Debian 12: shapely 1.8), a peer
+  python3-rtree     # python/bench.py: rtree (libspatialindex), a peer
+)
 
 if $full; then
   packages+=("${optional[@]}")
