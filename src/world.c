@@ -452,6 +452,7 @@ static bp_status world_move(bp_world *w, int dim, const bp_proxy_id *ids, const 
     }
     bp_status st = world_reserve_touch(w, n);
     if (st != BP_OK) return st;
+    w->moved_since += n;
     for (size_t k = 0; k < n; ++k) {
         if (ahead && k + AHEAD < n) {  // its box and bookkeeping lines, while this one is written
             const uint32_t a = world_lookup(w, ids[k + AHEAD]);
@@ -947,6 +948,7 @@ static bp_status world_update_patch(bp_world *w, bp_world_events *events) {
     // Committed from here: nothing below can fail.
     bp_world_pairs_log(w, w->ev_keys[0], w->ev_count[0], w->ev_keys[1], w->ev_count[1]);
     world_fill_events(w, events);
+    w->moved_since = 0;
     w->stats.changed = w->touched_count;
     w->stats.checks = checks;
     w->stats.rebuilt = false;
@@ -977,6 +979,11 @@ static bp_status world_update_rebuild(bp_world *w, bp_world_events *events) {
     world_forget_touched(w);  // none recorded (the world stopped recording); the cells go stale
     world_settle(w);
     w->stale_queries = 0;
+    // A rebuild forced by adding many proxies (a level loading, the first frame) rather than by
+    // moving them is usually followed by frames where few move: build the cells now, in this
+    // frame, rather than in the next one. A failure here changes nothing (they stay stale).
+    if (w->def.mode == BP_WORLD_MODE_AUTO && w->moved_since <= world_patch_limit(w)) (void)bp_world_cells_build(w);
+    w->moved_since = 0;
     return BP_OK;
 }
 

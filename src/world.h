@@ -133,6 +133,7 @@ struct bp_world {
     world_touch *touched;
     size_t touched_count, touched_cap;
     bool overflow;           // too many changes to record: the next update rebuilds
+    size_t moved_since;      // moves (not adds) since the last update
 
     world_cells cells;
     world_pairset pairs;
