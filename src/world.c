@@ -84,6 +84,7 @@ static void world_release_all(bp_world *w) {
     BP_RELEASE(h, w->scratch_boxes, w->scratch_cap);
     BP_RELEASE(h, w->scratch_index, w->scratch_index_cap);
     BP_RELEASE(h, w->rb_keys, w->rb_cap);
+    BP_RELEASE(h, w->move_dense, w->move_dense_cap);
     BP_RELEASE(h, w->pair_out, w->pair_out_cap);
     BP_RELEASE(h, w->hit_ids, w->hit_cap);
     BP_RELEASE(h, w->hit_users, w->hit_users_cap);
@@ -174,12 +175,16 @@ static inline uint32_t world_lookup(const bp_world *w, bp_proxy_id id) {
     return d < WORLD_FREED ? d : WORLD_NONE;
 }
 
-static bp_status world_check_box(const float *b, int dim) {
-    // One chain of comparisons passes every valid box (NaN fails them all); the error is named
-    // only for a box that fails it.
+// One chain of comparisons passes every valid box (NaN fails them all); the error is named only
+// for a box that fails it. DIM is a constant in each use (world_check_box), so the loop unrolls.
+static inline bool world_box_ok(const float *b, const int DIM) {
     bool ok = true;
-    for (int a = 0; a < dim; ++a) ok &= b[a] >= -3.40282347e38f && b[dim + a] <= 3.40282347e38f && b[a] <= b[dim + a];
-    if (BP_LIKELY(ok)) return BP_OK;
+    for (int a = 0; a < DIM; ++a) ok &= (b[a] >= -3.40282347e38f) & (b[DIM + a] <= 3.40282347e38f) & (b[a] <= b[DIM + a]);
+    return ok;
+}
+
+static bp_status world_check_box(const float *b, int dim) {
+    if (BP_LIKELY(dim == 2 ? world_box_ok(b, 2) : world_box_ok(b, 3))) return BP_OK;
     for (int a = 0; a < 2 * dim; ++a)
         if (!isfinite(b[a])) return BP_ERR_NONFINITE;
     return BP_ERR_INVERTED_BOX;
@@ -189,7 +194,14 @@ static inline float *world_box(const bp_world *w, size_t d) { return w->boxes + 
 
 static inline void world_set_box(bp_world *w, size_t d, const float *b) {
     float *o = world_box(w, d);
-    for (int a = 0; a < 2 * w->dim; ++a) o[a] = b[a] + 0.0f;  // -0.0 becomes +0.0
+    o[0] = b[0] + 0.0f;  // -0.0 becomes +0.0
+    o[1] = b[1] + 0.0f;
+    o[2] = b[2] + 0.0f;
+    o[3] = b[3] + 0.0f;
+    if (w->dim == 3) {
+        o[4] = b[4] + 0.0f;
+        o[5] = b[5] + 0.0f;
+    }
 }
 
 // Grows every dense array to hold `need` proxies, all or nothing.
@@ -340,7 +352,7 @@ static void world_record(bp_world *w, uint32_t d, bool existed) {
     if (w->overflow || world_touched(w, d)) return;
     if (w->def.mode == BP_WORLD_MODE_REBUILD ||
         (w->def.mode == BP_WORLD_MODE_AUTO && w->touched_count >= world_patch_limit(w))) {
-        w->overflow = true;
+        w->overflow = true;  // (batches decide this up front: world_will_overflow)
         world_forget_touched(w);
         return;
     }
@@ -361,6 +373,18 @@ static void world_record(bp_world *w, uint32_t d, bool existed) {
 // are stale: building them places everything).
 static inline void world_dirty(bp_world *w, uint32_t d) {
     if (w->cells.built) world_set_dirty(w, d, true);
+}
+
+// AUTO: whether recording `extra` more changes would pass the share that makes the next update
+// rebuild; then the world stops recording at once (a batch that moves everything records none).
+static bool world_will_overflow(const bp_world *w, size_t extra) {
+    return !w->overflow && (w->def.mode == BP_WORLD_MODE_REBUILD ||
+                            (w->def.mode == BP_WORLD_MODE_AUTO && w->touched_count + extra > world_patch_limit(w)));
+}
+
+static void world_go_overflow(bp_world *w) {
+    w->overflow = true;
+    world_forget_touched(w);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,8 +410,10 @@ static bp_status world_add(bp_world *w, int dim, const float *boxes, const bp_pr
     bp_status st = world_reserve_slots(w, n);
     if (st == BP_OK) st = world_reserve_dense(w, w->n + n);
     if (st == BP_OK) st = world_reserve_groups(w, defs ? n : 1);
-    if (st == BP_OK) st = world_reserve_touch(w, n);
+    const bool overflow = world_will_overflow(w, n);
+    if (st == BP_OK && !overflow) st = world_reserve_touch(w, n);
     if (st != BP_OK) return st;
+    if (overflow) world_go_overflow(w);
     const bp_proxy_def dflt = bp_default_proxy_def();
     for (size_t k = 0; k < n; ++k) {
         const bp_proxy_def *pd = defs ? &defs[k] : &dflt;
@@ -401,6 +427,7 @@ static bp_status world_add(bp_world *w, int dim, const float *boxes, const bp_pr
             w->slot_word[slot] = (uint64_t)w->salt << 32;
         }
         const uint32_t d = (uint32_t)w->n++;
+        w->scattered |= slot != d;
         world_set_slot_state(w, slot, d);
         w->meta[d].slot = slot;
         world_set_box(w, d, boxes + k * (size_t)(2 * dim));
@@ -438,28 +465,38 @@ static bp_status world_move(bp_world *w, int dim, const bp_proxy_id *ids, const 
     w->bad_index = SIZE_MAX;
     if ((!ids || !boxes) && n) return BP_ERR_NULL;
     if (dim != w->dim) return BP_ERR_DIMENSION;
-    // The ids' slot words are fetched ahead (a batch of moves is a stream of cache misses).
-    enum { AHEAD = 8 };
-    const bool ahead = w->n >= WORLD_PREFETCH_MIN;
+    // The dense indices found while checking, so that the ids are looked up once.
+    BP_RESERVE_DISCARD(w->heap, w->move_dense, w->move_dense_cap, n);
+    uint32_t *dense = w->move_dense;
     for (size_t k = 0; k < n; ++k) {
-        if (ahead && k + AHEAD < n && (ids[k + AHEAD] >> 32) < w->slots) __builtin_prefetch(&w->slot_word[ids[k + AHEAD] >> 32]);
-        bp_status st = world_lookup(w, ids[k]) == WORLD_NONE ? BP_ERR_STALE
-                                                             : world_check_box(boxes + k * (size_t)(2 * dim), dim);
+        const uint32_t d = world_lookup(w, ids[k]);
+        bp_status st = d == WORLD_NONE ? BP_ERR_STALE : world_check_box(boxes + k * (size_t)(2 * dim), dim);
         if (st != BP_OK) {
             w->bad_index = k;
             return st;
         }
+        dense[k] = d;
     }
-    bp_status st = world_reserve_touch(w, n);
-    if (st != BP_OK) return st;
+    const bool overflow = world_will_overflow(w, n);
+    if (!overflow) {
+        bp_status st = world_reserve_touch(w, n);
+        if (st != BP_OK) return st;
+    }
+    // Nothing can fail from here.
+    if (overflow) world_go_overflow(w);
     w->moved_since += n;
+    if (w->overflow) {  // nothing to record: the boxes only
+        for (size_t k = 0; k < n; ++k) world_set_box(w, dense[k], boxes + k * (size_t)(2 * dim));
+        return BP_OK;
+    }
+    enum { AHEAD = 8 };
+    const bool ahead = w->n >= WORLD_PREFETCH_MIN;
     for (size_t k = 0; k < n; ++k) {
         if (ahead && k + AHEAD < n) {  // its box and bookkeeping lines, while this one is written
-            const uint32_t a = world_lookup(w, ids[k + AHEAD]);
-            __builtin_prefetch(world_box(w, a), 1);
-            __builtin_prefetch(&w->meta[a], 1);
+            __builtin_prefetch(world_box(w, dense[k + AHEAD]), 1);
+            __builtin_prefetch(&w->meta[dense[k + AHEAD]], 1);
         }
-        const uint32_t d = world_lookup(w, ids[k]);
+        const uint32_t d = dense[k];
         world_record(w, d, true);
         world_set_box(w, d, boxes + k * (size_t)(2 * dim));
         world_dirty(w, d);
@@ -484,6 +521,7 @@ bp_status bp_world_move_batch3(bp_world *w, const bp_proxy_id *ids, const bp_box
 
 // Moves dense proxy `from` (the last one) to the hole at `to`.
 static void world_renumber(bp_world *w, uint32_t from, uint32_t to) {
+    w->scattered = true;
     world_copy_box(world_box(w, to), world_box(w, from), w->dim);
     w->meta[to].slot = w->meta[from].slot;
     w->meta[to].group = w->meta[from].group;
@@ -864,6 +902,12 @@ static bp_status world_patch(bp_world *w, uint64_t *checks) {
 
 // Every pair of the proxies as they are now, as sorted keys in w->rb_keys.
 static bp_status world_all_pairs(bp_world *w, size_t *count, uint64_t *checks) {
+    *count = 0;
+    if (w->group_count - w->group_free_count == 1) {  // one group: pairs only if it pairs with itself
+        const world_group *g = w->groups;
+        while (!g->refs) ++g;
+        if (!world_groups_pair(g, g)) return BP_OK;
+    }
     bp_pairs out;
     bp_status st = w->dim == 2 ? bp_find_pairs2(w->heap, (const bp_box2 *)(const void *)w->boxes, w->n, &out)
                                : bp_find_pairs3(w->heap, (const bp_box3 *)(const void *)w->boxes, w->n, &out);
@@ -874,10 +918,18 @@ static bp_status world_all_pairs(bp_world *w, size_t *count, uint64_t *checks) {
     BP_RESERVE_DISCARD(w->heap, w->rb_keys, w->rb_cap, out.count);
     BP_RESERVE_DISCARD(w->heap, w->ev_tmp, w->ev_tmp_cap, out.count);
     size_t m = 0;
-    for (size_t q = 0; q < out.count; ++q) {
-        const uint32_t i = out.pairs[q].i, j = out.pairs[q].j;
-        if (!world_groups_pair(&w->groups[w->meta[i].group], &w->groups[w->meta[j].group])) continue;
-        w->rb_keys[m++] = world_key(w->meta[i].slot, w->meta[j].slot);
+    // The pairs come in the method's order, their proxies all over the dense arrays: where every
+    // proxy shares one filter group and sits in the slot of its own dense index (no proxy ever
+    // removed or re-slotted), the keys are the pairs themselves, with no lookup per pair.
+    if (w->group_count - w->group_free_count == 1 && !w->scattered) {
+        for (size_t q = 0; q < out.count; ++q) w->rb_keys[q] = ((uint64_t)out.pairs[q].i << 32) | out.pairs[q].j;
+        m = out.count;
+    } else {
+        for (size_t q = 0; q < out.count; ++q) {
+            const uint32_t i = out.pairs[q].i, j = out.pairs[q].j;
+            if (!world_groups_pair(&w->groups[w->meta[i].group], &w->groups[w->meta[j].group])) continue;
+            w->rb_keys[m++] = world_key(w->meta[i].slot, w->meta[j].slot);
+        }
     }
     unsigned bits = 1;
     while (bits < 30 && ((size_t)1 << bits) < w->slots) ++bits;

@@ -120,6 +120,7 @@ struct bp_world {
                              // probes test it in cache)
     uint64_t *dbits;         // bit d: its cell entry is behind its box or group ("dirty")
     size_t n, dense_cap;
+    bool scattered;          // some proxy's dense index is not its slot
 
     // Filter groups.
     world_group *groups;
@@ -150,6 +151,8 @@ struct bp_world {
     size_t scratch_cap, scratch_index_cap;
     uint64_t *rb_keys;       // a rebuild's pairs
     size_t rb_cap;
+    uint32_t *move_dense;    // a batch of moves: the dense index of each id
+    size_t move_dense_cap;
     bp_world_pair *pair_out;  // bp_world_get_pairs
     size_t pair_out_cap;
     bp_proxy_id *hit_ids;     // queries

@@ -42,8 +42,24 @@ void bp_world_cells_free(bp_world *w) {
     bp_world_cells_init(c, dim);
 }
 
+// The cells emptied (the table cleared, the pool and levels forgotten).
+static void cells_reset(world_cells *c) {
+    c->built = false;
+    if (c->table) memset(c->table, 0, c->table_cap * sizeof *c->table);
+    c->cells = 0;
+    c->pool_used = 0;
+    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) c->free_block[k] = WORLD_NONE;
+    memset(c->level_proxies, 0, sizeof c->level_proxies);
+    memset(c->level_cells, 0, sizeof c->level_cells);
+    memset(c->level_ext, 0, sizeof c->level_ext);
+    c->level_count = 0;
+}
+
+// While the cells are not built, no proxy is in a cell and none is dirty: dropping stale cells
+// again costs nothing (a world that rebuilds every frame does not walk its proxies for it).
 void bp_world_cells_invalidate(bp_world *w) {
     world_cells *c = &w->cells;
+    if (!c->built) return;
     c->built = false;
     if (c->table) memset(c->table, 0, c->table_cap * sizeof *c->table);
     c->cells = 0;
@@ -476,6 +492,7 @@ bp_status bp_world_cells_build(bp_world *w) {
     const size_t n = w->n;
     const size_t stride = (size_t)c->stride;
     bp_world_cells_invalidate(w);
+    cells_reset(c);
     c->c0 = cells_choose_c0(w);
     for (unsigned L = 0; L < WORLD_LEVELS; ++L) c->level_inv[L] = ldexp(1.0 / c->c0, -(int)L);
     // A table for the cells expected at load 1/2 (no more cells than proxies, nor than the
@@ -498,7 +515,7 @@ bp_status bp_world_cells_build(bp_world *w) {
         if (2 * (c->cells + 1) > c->table_cap) {
             bp_status st = cells_grow_bare(w, 2 * c->table_cap);
             if (st != BP_OK) {
-                bp_world_cells_invalidate(w);
+                cells_reset(c);
                 return st;
             }
         }
@@ -517,12 +534,12 @@ bp_status bp_world_cells_build(bp_world *w) {
     need += need / 8 + 256;
     if (need > c->pool_cap) {
         if (need > UINT32_MAX || need > SIZE_MAX / (stride * sizeof(float))) {
-            bp_world_cells_invalidate(w);
+            cells_reset(c);
             return BP_ERR_NOMEM;
         }
         float *p = bp_alloc(w->heap, need * stride * sizeof(float));
         if (!p) {
-            bp_world_cells_invalidate(w);
+            cells_reset(c);
             return BP_ERR_NOMEM;
         }
         bp_free(w->heap, c->pool, c->pool_cap * stride * sizeof(float));
