@@ -790,74 +790,91 @@ static inline bool world_regions(const bp_world *w, const world_touch *r, uint32
     return true;
 }
 
+// One changed proxy's probe (its placement is done): the events with the unchanged proxies.
+static bp_status world_probe_one(bp_world *w, world_probe *p, const world_touch *r) {
+    const uint32_t d = world_slot_state(w, r->slot);
+    p->slot = r->slot;
+    p->old_g = r->old_group != WORLD_NONE ? &w->groups[r->old_group] : NULL;
+    p->new_g = d < WORLD_FREED ? &w->groups[w->meta[d].group] : NULL;
+    float u[6] = {0};
+    if (world_regions(w, r, d, &p->old_box, &p->new_box, u)) {
+        p->pass = 0;
+        return world_probe_visit(w, p, u);
+    }
+    // Apart (or only one of them): each box on its own, every entry decided by exactly one
+    // visit (the first takes those meeting the old box).
+    bp_status st = BP_OK;
+    p->pass = 1;
+    if (p->old_box) st = world_probe_visit(w, p, p->old_box);
+    p->pass = 2;
+    if (st == BP_OK && p->new_box) st = world_probe_visit(w, p, p->new_box);
+    return st;
+}
+
+// Puts a changed proxy's entry where its box now belongs.
+static bp_status world_place_one(bp_world *w, const world_touch *r) {
+    const uint32_t d = world_slot_state(w, r->slot);
+    if (d >= WORLD_FREED || !world_is_dirty(w, d)) return BP_OK;
+    bp_status st = bp_world_cells_place(w, d);
+    if (st != BP_OK) {
+        bp_world_cells_invalidate(w);  // a cache: rebuilt at its next use
+        return st;
+    }
+    world_set_dirty(w, d, false);
+    return BP_OK;
+}
+
 static bp_status world_patch(bp_world *w, uint64_t *checks) {
     const int dim = w->dim;
     const size_t stride = (size_t)(2 * dim);
     const size_t nt = w->touched_count;
-    // Two passes over the touched proxies, each a stream of independent cache misses that the
-    // loads issued ahead (the next proxies' lines, then the cells they will meet) overlap.
-    // Placement first: every touched entry where it belongs.
-    enum { FAR = 16, NEAR = 8 };
-    const bool ahead = w->n >= WORLD_PREFETCH_MIN;
-    for (size_t t = 0; t < nt; ++t) {
-        if (ahead && t + FAR < nt) {
-            const uint32_t a = world_slot_state(w, w->touched[t + FAR].slot);
-            if (a < WORLD_FREED) {
-                __builtin_prefetch(&w->meta[a]);
-                __builtin_prefetch(world_box(w, a));
-            }
-        }
-        if (ahead && t + NEAR < nt) {
-            const uint32_t a = world_slot_state(w, w->touched[t + NEAR].slot);
-            if (a < WORLD_FREED && w->meta[a].cell != WORLD_NONE) __builtin_prefetch(&w->cells.table[w->meta[a].cell]);
-        }
-        const uint32_t d = world_slot_state(w, w->touched[t].slot);
-        if (d < WORLD_FREED && world_is_dirty(w, d)) {
-            bp_status st = bp_world_cells_place(w, d);
-            if (st != BP_OK) {
-                bp_world_cells_invalidate(w);  // a cache: rebuilt at its next use
-                return st;
-            }
-            world_set_dirty(w, d, false);
-        }
-    }
-    // Then the probes.
     world_probe p;
     p.w = w;
     p.checks = 0;
-    for (size_t t = 0; t < nt; ++t) {
-        for (int stage = 0; ahead && stage < 2; ++stage) {
-            const size_t ahead = t + (stage ? NEAR / 2 : NEAR);
-            if (ahead >= nt) continue;
-            const world_touch *r = &w->touched[ahead];
-            const float *ob, *nb;
-            float u[6];
-            if (world_regions(w, r, world_slot_state(w, r->slot), &ob, &nb, u)) {
-                bp_world_cells_prefetch(w, u, u + dim, stage);
-            } else {
-                if (ob) bp_world_cells_prefetch(w, ob, ob + dim, stage);
-                if (nb) bp_world_cells_prefetch(w, nb, nb + dim, stage);
+    if (w->n < WORLD_PREFETCH_MIN) {
+        // The cells fit the cache: each proxy placed, then probed while its cell is at hand.
+        for (size_t t = 0; t < nt; ++t) {
+            bp_status st = world_place_one(w, &w->touched[t]);
+            if (st == BP_OK) st = world_probe_one(w, &p, &w->touched[t]);
+            if (st != BP_OK) return st;
+        }
+    } else {
+        // Two passes, each a stream of independent cache misses that the loads issued ahead
+        // (the next proxies' lines, then the cells they will meet) overlap: placement first.
+        enum { FAR = 16, NEAR = 8 };
+        for (size_t t = 0; t < nt; ++t) {
+            if (t + FAR < nt) {
+                const uint32_t a = world_slot_state(w, w->touched[t + FAR].slot);
+                if (a < WORLD_FREED) {
+                    __builtin_prefetch(&w->meta[a]);
+                    __builtin_prefetch(world_box(w, a));
+                }
             }
+            if (t + NEAR < nt) {
+                const uint32_t a = world_slot_state(w, w->touched[t + NEAR].slot);
+                if (a < WORLD_FREED && w->meta[a].cell != WORLD_NONE) __builtin_prefetch(&w->cells.table[w->meta[a].cell]);
+            }
+            bp_status st = world_place_one(w, &w->touched[t]);
+            if (st != BP_OK) return st;
         }
-        const world_touch *r = &w->touched[t];
-        const uint32_t d = world_slot_state(w, r->slot);
-        p.slot = r->slot;
-        p.old_g = r->old_group != WORLD_NONE ? &w->groups[r->old_group] : NULL;
-        p.new_g = d < WORLD_FREED ? &w->groups[w->meta[d].group] : NULL;
-        float u[6];
-        bp_status st = BP_OK;
-        if (world_regions(w, r, d, &p.old_box, &p.new_box, u)) {
-            p.pass = 0;
-            st = world_probe_visit(w, &p, u);
-        } else {
-            // Apart (or only one of them): each box on its own, every entry decided by exactly
-            // one visit (the first takes those meeting the old box).
-            p.pass = 1;
-            if (p.old_box) st = world_probe_visit(w, &p, p.old_box);
-            p.pass = 2;
-            if (st == BP_OK && p.new_box) st = world_probe_visit(w, &p, p.new_box);
+        // Then the probes: the table slots of the cells a proxy will meet, then their entries.
+        for (size_t t = 0; t < nt; ++t) {
+            for (int stage = 0; stage < 2; ++stage) {
+                const size_t ahead = t + (stage ? NEAR / 2 : NEAR);
+                if (ahead >= nt) continue;
+                const world_touch *r = &w->touched[ahead];
+                const float *ob, *nb;
+                float u[6] = {0};
+                if (world_regions(w, r, world_slot_state(w, r->slot), &ob, &nb, u)) {
+                    bp_world_cells_prefetch(w, u, u + dim, stage);
+                } else {
+                    if (ob) bp_world_cells_prefetch(w, ob, ob + dim, stage);
+                    if (nb) bp_world_cells_prefetch(w, nb, nb + dim, stage);
+                }
+            }
+            bp_status st = world_probe_one(w, &p, &w->touched[t]);
+            if (st != BP_OK) return st;
         }
-        if (st != BP_OK) return st;
     }
     *checks += p.checks;
 
