@@ -328,8 +328,8 @@ static size_t world_patch_limit(const bp_world *w) {
     return (w->n + w->freed_count) / WORLD_PATCH_SHARE + WORLD_PATCH_MIN;
 }
 
-// Drops every touched record: the next update rebuilds, and the cells are stale until then.
-static void world_forget_touched(bp_world *w) {
+// Drops the touched records (their references to old groups, their proxies' marks).
+static void world_clear_touched(bp_world *w) {
     for (size_t t = 0; t < w->touched_count; ++t) {
         const world_touch *r = &w->touched[t];
         if (r->old_group != WORLD_NONE) world_group_unref(w, r->old_group);
@@ -337,6 +337,11 @@ static void world_forget_touched(bp_world *w) {
         if (d < WORLD_FREED) world_set_touched(w, d, false);
     }
     w->touched_count = 0;
+}
+
+// Stops recording: the next update rebuilds, and the cells are stale until then.
+static void world_forget_touched(bp_world *w) {
+    world_clear_touched(w);
     bp_world_cells_invalidate(w);
 }
 
@@ -978,13 +983,7 @@ static void world_fill_events(bp_world *w, bp_world_events *events) {
 
 // After the events are out: the touched records go, the removed proxies' slots become free.
 static void world_settle(bp_world *w) {
-    for (size_t t = 0; t < w->touched_count; ++t) {
-        const world_touch *r = &w->touched[t];
-        if (r->old_group != WORLD_NONE) world_group_unref(w, r->old_group);
-        const uint32_t d = world_slot_state(w, r->slot);
-        if (d < WORLD_FREED) world_set_touched(w, d, false);
-    }
-    w->touched_count = 0;
+    world_clear_touched(w);
     for (size_t k = 0; k < w->freed_count; ++k) {
         world_set_slot_state(w, w->freed[k], WORLD_NONE);
         w->free_slots[w->free_count++] = w->freed[k];

@@ -60,15 +60,7 @@ static void cells_reset(world_cells *c) {
 void bp_world_cells_invalidate(bp_world *w) {
     world_cells *c = &w->cells;
     if (!c->built) return;
-    c->built = false;
-    if (c->table) memset(c->table, 0, c->table_cap * sizeof *c->table);
-    c->cells = 0;
-    c->pool_used = 0;
-    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) c->free_block[k] = WORLD_NONE;
-    memset(c->level_proxies, 0, sizeof c->level_proxies);
-    memset(c->level_cells, 0, sizeof c->level_cells);
-    memset(c->level_ext, 0, sizeof c->level_ext);
-    c->level_count = 0;
+    cells_reset(c);
     for (size_t d = 0; d < w->n; ++d) {
         w->meta[d].cell = WORLD_NONE;
         world_set_dirty(w, d, false);  // nothing is behind: the build places everything
