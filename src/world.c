@@ -846,7 +846,7 @@ static bp_status world_patch(bp_world *w, uint64_t *checks) {
     } else {
         // Two passes, each a stream of independent cache misses that the loads issued ahead
         // (the next proxies' lines, then the cells they will meet) overlap: placement first.
-        enum { FAR = 16, NEAR = 8 };
+        enum { FAR = 8, NEAR = 4 };
         for (size_t t = 0; t < nt; ++t) {
             if (t + FAR < nt) {
                 const uint32_t a = world_slot_state(w, w->touched[t + FAR].slot);
