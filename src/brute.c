@@ -145,7 +145,8 @@ static size_t brute_row_at(const brute_job *j, size_t x) {
 }
 
 // The rows of work shares [x0, x1) of n (a task's part with workers).
-static bp_status brute_part(void *user, size_t x0, size_t x1, bp_sink *sink, uint64_t *checks) {
+static bp_status brute_part(void *user, size_t x0, size_t x1, uint32_t worker, bp_sink *sink, uint64_t *checks) {
+    (void)worker;
     const brute_job *j = user;
     const size_t r0 = brute_row_at(j, x0), r1 = brute_row_at(j, x1);
     uint64_t c = 0;

@@ -948,7 +948,9 @@ typedef struct grid_pairs_job {
     bool cross[2 * GRID_MAX_LEVELS];
 } grid_pairs_job;
 
-static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, bp_sink *sink, uint64_t *checks) {
+static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, uint32_t worker, bp_sink *sink,
+                                 uint64_t *checks) {
+    (void)worker;
     const grid_pairs_job *j = user;
     const bp_grid *g = j->g;
     for (int s = 0; s < j->nseg; ++s) {

@@ -367,7 +367,9 @@ __attribute__((target("avx512f,popcnt"))) static size_t grid_table_cands_avx512(
 // the sink and keeping the hits. Lists of three boxes or more are walked apart.
 // Blocks [blk0, blk1) of GRID_TABLE_BLOCK boxes (a task's part with workers: the pairs of
 // consecutive blocks, in order, are the pairs of all of them in their order).
-static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, bp_sink *sink, uint64_t *checks) {
+static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, uint32_t worker, bp_sink *sink,
+                                   uint64_t *checks) {
+    (void)worker;
     const bp_grid *g = user;
     const uint32_t *BP_RESTRICT next = g->next;
     const float *BP_RESTRICT nb = g->boxes;

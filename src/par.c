@@ -43,6 +43,27 @@ bp_status bp_par_run(bp_context *ctx, uint32_t tasks, bp_pool_fn *fn, void *user
     return bp_pool_run(ctx->par ? ctx->pool : NULL, tasks, fn, user);
 }
 
+typedef struct par_copy_job {
+    char *dst;
+    const char *src;
+    size_t bytes;
+    uint32_t tasks;
+} par_copy_job;
+
+static void par_copy_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const par_copy_job *j = user;
+    size_t b, e;
+    bp_par_range(j->bytes, j->tasks, t, &b, &e);
+    memcpy(j->dst + b, j->src + b, e - b);
+}
+
+bp_status bp_par_copy(bp_context *ctx, void *dst, const void *src, size_t bytes) {
+    par_copy_job j = {dst, src, bytes, bp_par_tasks(ctx, bytes, 16 * BP_PAR_GRAIN_MAP)};
+    if (bytes == 0) return BP_OK;
+    return bp_par_run(ctx, j.tasks, par_copy_task, &j);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pair passes
 
@@ -99,7 +120,7 @@ static void par_pair_task(void *user, uint32_t wt, uint32_t worker) {
     size_t b, e;
     bp_par_range(j->items, j->tasks, t, &b, &e);
     uint64_t checks = 0;
-    if (st == BP_OK) st = j->fn(j->user, b, e, &ps.s, &checks);
+    if (st == BP_OK) st = j->fn(j->user, b, e, worker, &ps.s, &checks);
     seg->count = ps.s.count - seg->offset;
     seg->checks = checks;
     w->count = ps.s.count;
@@ -176,7 +197,7 @@ static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uin
 bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grain, bp_par_pair_fn *fn, void *user,
                        uint64_t *checks) {
     const uint32_t tasks = bp_par_tasks(ctx, items, grain);
-    if (tasks < 2) return fn(user, 0, items, sink, checks);
+    if (tasks < 2) return fn(user, 0, items, 0, sink, checks);
     const uint32_t workers = bp_pool_workers(ctx->pool);
     // Reserved before any task runs: tasks allocate only their pair buffers.
     if (ctx->pw_cap < workers) {

@@ -38,10 +38,15 @@ uint32_t bp_par_workers(const bp_context *ctx);
 /// *st = BP_ERR_NOMEM when it cannot grow.
 void *bp_par_scratch(bp_context *ctx, size_t bytes, bp_status *st);
 
+/// memcpy on the workers (serial for small copies). Errors: the pool's.
+bp_status bp_par_copy(bp_context *ctx, void *dst, const void *src, size_t bytes);
+
 /// A pair pass over items [begin, end) of `items` (rows of a sweep, boxes of a grid...): pushes
 /// to `sink` exactly what the serial loop over those items pushes, adds its candidate tests to
-/// *checks. It may only allocate through the sink.
-typedef bp_status bp_par_pair_fn(void *user, size_t begin, size_t end, bp_sink *sink, uint64_t *checks);
+/// *checks. `worker` (0 when serial) may index per-worker scratch, reserved before the pass; it
+/// may allocate only through the sink (or that scratch's growth, through bp_alloc).
+typedef bp_status bp_par_pair_fn(void *user, size_t begin, size_t end, uint32_t worker, bp_sink *sink,
+                                 uint64_t *checks);
 
 /// Runs a pair pass over [0, items): serially into `sink` when bp_par_tasks gives one task, else
 /// in tasks whose pairs go to their worker's buffer and then to `sink` in task order, so the

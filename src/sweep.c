@@ -231,7 +231,8 @@ static bp_status sweep_gather(bp_sweep *s, const bp_frame *f) {
 }
 
 // Rows [begin, end) of the sweep (a task's share with workers).
-static bp_status sweep_rows(void *user, size_t begin, size_t end, bp_sink *sink, uint64_t *checks) {
+static bp_status sweep_rows(void *user, size_t begin, size_t end, uint32_t worker, bp_sink *sink, uint64_t *checks) {
+    (void)worker;
     const bp_sweep *s = user;
     return bp_sweep_soa_rows(s->soa, s->n, s->stride, bp_context_def_of(s->base.ctx)->dimension, s->perm, false,
                              begin, end, sink, checks);
