@@ -289,6 +289,7 @@ typedef struct config {
     bpt_alloc *alloc;   // a counting allocator, or NULL
     size_t parallel_min;
     bp_grid_layout layout;
+    int variant;        // 1: the method's other option (loose quadtree, RDC epsilon, no coherence)
 } config;
 
 static bp_context *make_context(bp_method m, int dim, const config *c) {
@@ -299,6 +300,11 @@ static bp_context *make_context(bp_method m, int dim, const config *c) {
     def.workers = c->workers;
     def.parallel_min = c->parallel_min;
     def.grid.layout = c->layout;
+    if (c->variant) {
+        def.quadtree.loose = true;
+        def.rdc.epsilon = -0.25f;
+        def.sweep.coherence = false;
+    }
     if (c->hooks) {
         def.enqueue_task = sched_enqueue;
         def.finish_task = sched_finish;
@@ -402,16 +408,18 @@ static void run_script(bp_method m, int dim, const config *c, const inputs *s, t
 
 static const int worker_counts[] = {2, 3, 7};
 
-static void compare_layout(bp_method m, int dim, const inputs *s, bool sorted, bp_grid_layout layout) {
+static void compare_layout(bp_method m, int dim, const inputs *s, bool sorted, bp_grid_layout layout, int variant) {
     tlog ref = {0};
-    config c = {1, sorted, NULL, NULL, 1, layout};
-    run_script(m, dim, &c, s, &ref, true);
+    config c = {1, sorted, NULL, NULL, 1, layout, variant};
+    // RDC's epsilon changes the overlap rule: no brute-force check there.
+    run_script(m, dim, &c, s, &ref, !(variant && m == BP_METHOD_RDC));
     for (size_t k = 0; k < sizeof worker_counts / sizeof worker_counts[0]; ++k) {
         tlog got = {0};
         c.workers = worker_counts[k];
         run_script(m, dim, &c, s, &got, false);
         char what[64];
-        snprintf(what, sizeof what, "%d workers%s, grid layout %d", c.workers, sorted ? ", sorted" : "", (int)layout);
+        snprintf(what, sizeof what, "%d workers%s, grid layout %d, variant %d", c.workers, sorted ? ", sorted" : "",
+                 (int)layout, variant);
         log_expect_same(what, &ref, &got, s);
         log_free(&got);
     }
@@ -430,9 +438,12 @@ static void compare_workers(int argc, char **argv, bool sorted) {
     int dim = bpt_dim_arg(argc, argv, 1);
     inputs s = {0};
     make_inputs(&s, dim, m == BP_METHOD_BRUTE);
-    compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_AUTO);
-    // The grid's sorted layout everywhere (AUTO takes the table in small 2D worlds).
-    if (m == BP_METHOD_GRID && dim == 2) compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_SORTED);
+    compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_AUTO, 0);
+    // The grid's sorted layout everywhere (AUTO takes the table in small 2D worlds); the loose
+    // quadtree, RDC with an epsilon, sweep without coherence.
+    if (m == BP_METHOD_GRID && dim == 2) compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_SORTED, 0);
+    if ((m == BP_METHOD_QUADTREE || m == BP_METHOD_RDC || m == BP_METHOD_SWEEP) && !sorted)
+        compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_AUTO, 1);
     free_inputs(&s);
 }
 
@@ -445,7 +456,7 @@ static void case_hooks(int argc, char **argv) {
     inputs s = {0};
     make_inputs(&s, dim, m == BP_METHOD_BRUTE);
     tlog ref = {0};
-    config c = {1, false, NULL, NULL, 1, BP_GRID_LAYOUT_AUTO};
+    config c = {1, false, NULL, NULL, 1, BP_GRID_LAYOUT_AUTO, 0};
     run_script(m, dim, &c, &s, &ref, false);
     static const char *const names[] = {"", "serial scheduler", "reverse scheduler", "threads scheduler"};
     for (int kind = SCHED_SERIAL; kind <= SCHED_THREADS; ++kind) {
@@ -560,7 +571,7 @@ static void case_stopped(int argc, char **argv) {
     for (size_t stop_after = 1; stop_after <= 7; stop_after += 3) {
         tlog ref = {0};
         for (int k = -1; k < 3; ++k) {
-            config c = {k < 0 ? 1 : worker_counts[k], false, NULL, NULL, 1, BP_GRID_LAYOUT_AUTO};
+            config c = {k < 0 ? 1 : worker_counts[k], false, NULL, NULL, 1, BP_GRID_LAYOUT_AUTO, 0};
             tlog got = {0};
             tlog *l = k < 0 ? &ref : &got;
             bp_context *ctx = make_context(m, dim, &c);
@@ -598,7 +609,7 @@ static void case_auto(int argc, char **argv) {
             sc.kind = SCHED_SERIAL;
             sc.workers = 4;
             atomic_init(&sc.enqueues, 0);
-            config c = {4, false, &sc, NULL, 0, BP_GRID_LAYOUT_AUTO};
+            config c = {4, false, &sc, NULL, 0, BP_GRID_LAYOUT_AUTO, 0};
             bp_context *ctx = make_context((bp_method)m, dim, &c);
             bpt_rng r = bpt_rng_make(41);
             bpt_boxes b = {0};
