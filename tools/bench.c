@@ -106,6 +106,7 @@ typedef struct bm_opts {
     int threads[16];      // --threads T,T,...: worker counts (default 1)
     size_t threads_count;
     int workers;          // the worker count of the runs in progress
+    uint64_t parallel_min;  // --parallel-min (bp_context_def.parallel_min; 0: automatic)
     size_t frames_count;  // 0: every N gets `frames`
     enum { BM_TABLE, BM_CSV, BM_JSON } format;
     uint64_t seed;
@@ -355,6 +356,7 @@ static int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_metho
         if (m->kind == BM_LOOSE) def.quadtree.loose = true;
         if (m->kind == BM_SORTED) def.grid.layout = BP_GRID_LAYOUT_SORTED;
         def.workers = o->workers;
+        def.parallel_min = (size_t)o->parallel_min;
         st = bp_context_create(&def, &ctx);
         if (st != BP_OK) {
             fprintf(stderr, "broadphase bench: %s: cannot create a context: %s\n", m->name, bp_status_string(st));
@@ -670,8 +672,9 @@ static int bm_run_peer_child(const bm_opts *o, bp_scene_kind kind, size_t n, siz
 // parent had already touched and show no growth) and stores its peak in res. Leaves
 // res->peak_known false when that fails.
 static void bm_measure(const bm_opts *o, bp_scene_kind kind, size_t n, size_t row, bm_result *res) {
-    char nbuf[32], dbuf[8], sbuf[32], fbuf[32], tbuf[16];
+    char nbuf[32], dbuf[8], sbuf[32], fbuf[32], tbuf[16], pbuf[32];
     snprintf(tbuf, sizeof tbuf, "%d", o->workers);
+    snprintf(pbuf, sizeof pbuf, "%llu", (unsigned long long)o->parallel_min);
     snprintf(nbuf, sizeof nbuf, "%zu", n);
     snprintf(dbuf, sizeof dbuf, "%d", o->dim);
     snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)o->seed);
@@ -680,7 +683,7 @@ static void bm_measure(const bm_opts *o, bp_scene_kind kind, size_t n, size_t ro
     snprintf(fbuf, sizeof fbuf, "%d", o->frames < BM_MEMORY_FRAMES ? o->frames : BM_MEMORY_FRAMES);
     char *args[] = {"broadphase", "bench", "--memory-child", (char *)bm_row_name(row), "--scene",
                     (char *)bp_scene_name(kind), "--n", nbuf, "--dim", dbuf, "--seed", sbuf, "--frames", fbuf,
-                    "--threads", tbuf, NULL};
+                    "--threads", tbuf, "--parallel-min", pbuf, NULL};
     fflush(stdout);
     fflush(stderr);
     int fd[2];
@@ -745,7 +748,7 @@ static int bm_memory_child(const bm_opts *o, const char *name) {
 static const char bm_usage[] =
     "usage: broadphase bench [--scene NAME|all] [--n N[,N...]] [--dim 2|3] [--method NAME[,NAME...]|all]\n"
     "                        [--peers] [--frames F[,F...]] [--format table|csv|json] [--seed S] [--check]\n"
-    "                        [--memory] [--out DIR] [--threads T[,T...]]\n"
+    "                        [--memory] [--out DIR] [--threads T[,T...]] [--parallel-min N]\n"
     "\n"
     "Times the broad phase on the scenes of SCENES.md: each method replays the scene from frame 0\n"
     "with its own context (frame 0 is an untimed warm-up) and is timed, with a monotonic clock,\n"
@@ -788,6 +791,8 @@ static const char bm_usage2[] =
     "                 default 1): each of our methods runs once per count, and with several a\n"
     "                 table per scene gives each method's time per count and its speed-up over\n"
     "                 the first count. Baselines and peers run once, single-threaded\n"
+    "  --parallel-min N  calls with fewer boxes stay on one thread (bp_context_def.parallel_min;\n"
+    "                 default 0: the library's measured threshold): to time workers on small N\n"
     "  --check        compare every frame's pair set of our methods with brute force\n"
     "                 (N <= 20000) or sweep; a mismatch is printed and makes the exit status 1.\n"
     "                 A wrong peer never changes the exit status: it is a finding about another\n"
@@ -1326,6 +1331,12 @@ int bp_cmd_bench(int argc, char **argv) {
             }
         } else if (bp_arg_is(&a, "--threads")) {
             if (!(v = bp_arg_value(&a, "--threads")) || !bm_parse_threads(v, &o)) return BP_EXIT_USAGE;
+        } else if (bp_arg_is(&a, "--parallel-min")) {
+            if (!(v = bp_arg_value(&a, "--parallel-min"))) return BP_EXIT_USAGE;
+            if (!bp_parse_u64(v, &o.parallel_min) || o.parallel_min > BP_MAX_BOXES) {
+                fprintf(stderr, "broadphase bench: --parallel-min wants a box count, not '%s'\n", v);
+                return BP_EXIT_USAGE;
+            }
         } else if (bp_arg_is(&a, "--seed")) {
             if (!(v = bp_arg_value(&a, "--seed"))) return BP_EXIT_USAGE;
             if (!bp_parse_u64(v, &o.seed)) {
