@@ -751,13 +751,20 @@ static size_t grid_par_sync(const grid_par *j, size_t k) {
     return k;
 }
 
-static void grid_par_extract_task(void *user, uint32_t t, uint32_t worker) {
+// Where task t's scan starts (a pass of its own: the scan writes marks that another task's
+// search for its start would read).
+static void grid_par_sync_task(void *user, uint32_t t, uint32_t worker) {
     (void)worker;
     const grid_par *j = user;
     size_t b, e;
     grid_par_share(j, t, &b, &e);
-    const size_t from = t == 0 ? 0 : grid_par_sync(j, b), to = e < j->n ? grid_par_sync(j, e) : j->n;
-    j->u[t] = from;
+    j->u[t] = t == 0 ? 0 : grid_par_sync(j, b);
+}
+
+static void grid_par_extract_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    const size_t from = j->u[t], to = j->u[t + 1];
     uint32_t *BP_RESTRICT ok = j->g->okeys;
     uint32_t *BP_RESTRICT mk = j->g->mkeys + from, *BP_RESTRICT mp = j->g->mpos + from;
     const uint32_t *BP_RESTRICT old = j->old;
@@ -865,9 +872,10 @@ static bp_status grid_par_build(bp_grid *g, const bp_frame *f, bool reset, bool 
     if (st == BP_OK) st = bp_par_run(ctx, j.tasks, grid_par_keys_task, &j);
     if (st != BP_OK) return st;
     if (coherent) {
-        st = bp_par_run(ctx, j.tasks, grid_par_extract_task, &j);
-        if (st != BP_OK) return st;
         j.u[j.tasks] = n;
+        st = bp_par_run(ctx, j.tasks, grid_par_sync_task, &j);
+        if (st == BP_OK) st = bp_par_run(ctx, j.tasks, grid_par_extract_task, &j);
+        if (st != BP_OK) return st;
         size_t nm = 0;
         for (uint32_t t = 0; t < j.tasks; ++t) nm += j.moved[t];
         if (nm > n / GRID_MOVED_MAX_DIV) {

@@ -235,7 +235,10 @@ bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grai
 
 static bp_status par_radix(bp_context *ctx, bool wide, void *keys, uint32_t *vals, void *tmp_keys, uint32_t *tmp_vals,
                            size_t n, unsigned key_bits) {
-    const uint32_t tasks = bp_par_tasks(ctx, n, BP_PAR_GRAIN_SORT);
+    uint32_t tasks = bp_par_tasks(ctx, n, BP_PAR_GRAIN_SORT);
+    // Even when parallel_min asks for tiny tasks, a task's share should outweigh the 2048-bucket
+    // prefix sums it adds per pass.
+    if (tasks > n / 512) tasks = (uint32_t)(n / 512);
     if (tasks < 2) {
         if (wide) bp_radix_sort64(keys, vals, tmp_keys, tmp_vals, n, key_bits);
         else bp_radix_sort32(keys, vals, tmp_keys, tmp_vals, n, key_bits);

@@ -16,6 +16,7 @@
 #include "pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -32,6 +33,9 @@
 // passes of one call follow each other within microseconds, and a wake-up through the kernel
 // costs tens of them. Short enough that threads are asleep soon after a call returns.
 #define BP_POOL_SPIN_NS 50000
+// Spinning yields the core every this many pauses: when there are more runnable threads than
+// cores, the thread the spinner waits for (one holding a task) may be waiting for this core.
+#define BP_POOL_YIELD_EVERY 256
 
 typedef struct bp_pool_thread {
     pthread_t thread;
@@ -99,6 +103,7 @@ static void *bp_pool_main(void *arg) {
             const uint64_t t0 = bp_pool_now_ns();
             for (unsigned k = 1; atomic_load(&p->gen_now) == seen; ++k) {
                 BP_POOL_PAUSE();
+                if (k % BP_POOL_YIELD_EVERY == 0) sched_yield();
                 if ((k & 63u) == 0 && bp_pool_now_ns() - t0 > BP_POOL_SPIN_NS) break;
             }
         }
@@ -252,6 +257,7 @@ bp_status bp_pool_run(bp_pool *p, uint32_t tasks, bp_pool_fn *fn, void *user) {
         const uint64_t t0 = bp_pool_now_ns();
         for (unsigned k = 1; atomic_load(&p->done) != tasks; ++k) {
             BP_POOL_PAUSE();
+            if (k % BP_POOL_YIELD_EVERY == 0) sched_yield();
             if ((k & 63u) == 0 && bp_pool_now_ns() - t0 > BP_POOL_SPIN_NS) break;
         }
         pthread_mutex_lock(&p->mu);

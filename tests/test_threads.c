@@ -104,12 +104,19 @@ static void add_degenerate(inputs *s, int dim, uint64_t salt, size_t scale) {
     bpt_boxes_free(&b);
 }
 
+// Sanitizer builds (BPT_QUICK) run smaller inputs: the same paths, a fraction of the time.
+#if defined(BPT_QUICK)
+#define Q(full, quick) (quick)
+#else
+#define Q(full, quick) (full)
+#endif
+
 #if defined(BPT_HAVE_SCENES)
-// The scenes of SCENES.md, three frames each.
+// The scenes of SCENES.md, a few frames each.
 static void add_scene(inputs *s, const char *name, int dim, size_t n) {
     bp_scene sc;
     CHECK_MSG(bp_scene_init(&sc, name, n, dim, 1) == 0, "scene %s", name);
-    input *in = add_input(s, name, dim, n, 3);
+    input *in = add_input(s, name, dim, n, Q(3, 2));
     for (size_t f = 0; f < in->frames; ++f) {
         bp_scene_step(&sc);
         bp_scene_boxes(&sc, frame_of(in, f));
@@ -120,18 +127,18 @@ static void add_scene(inputs *s, const char *name, int dim, size_t n) {
 
 // `brute`: smaller sets for brute force (quadratic).
 static void make_inputs(inputs *s, int dim, bool brute) {
-    add_random(s, "random", dim, 1500, 3, 0.0, 3.0, 11);
+    add_random(s, "random", dim, Q(1500, 800), Q(3, 2), 0.0, 3.0, 11);
     // Over 8,192 boxes: the load runs in several blocks.
-    if (!brute) add_random(s, "blocks", dim, 9000, 2, 0.5, 1.5, 12);
-    add_degenerate(s, dim, 13, 1);
+    if (!brute) add_random(s, "blocks", dim, 9000, Q(2, 1), 0.5, 1.5, 12);
+    add_degenerate(s, dim, 13, brute ? 2 : Q(1, 2));
 #if defined(BPT_HAVE_SCENES)
-    add_scene(s, "uniform", dim, 4000);
-    add_scene(s, "clustered", dim, 3000);
-    add_scene(s, "mixed", dim, 4000);
-    if (dim == 2) {
-        add_scene(s, "line", dim, 1500);
-        add_scene(s, "seed", dim, 500);
+    if (!brute) {
+        add_scene(s, "uniform", dim, Q(4000, 1500));
+        add_scene(s, "clustered", dim, Q(3000, 1200));
+        add_scene(s, "mixed", dim, Q(4000, 1500));
+        if (dim == 2) add_scene(s, "line", dim, Q(1500, 800));
     }
+    if (dim == 2) add_scene(s, "seed", dim, 500);
 #endif
 }
 
@@ -423,6 +430,7 @@ static void compare_layout(bp_method m, int dim, const inputs *s, bool sorted, b
         log_expect_same(what, &ref, &got, s);
         log_free(&got);
     }
+#if !defined(BPT_QUICK)
     // The automatic threshold: these calls stay on the calling thread, same output again.
     tlog got = {0};
     c.workers = 3;
@@ -430,6 +438,7 @@ static void compare_layout(bp_method m, int dim, const inputs *s, bool sorted, b
     run_script(m, dim, &c, s, &got, false);
     log_expect_same("3 workers, automatic parallel_min", &ref, &got, s);
     log_free(&got);
+#endif
     log_free(&ref);
 }
 
@@ -442,7 +451,7 @@ static void compare_workers(int argc, char **argv, bool sorted) {
     // The grid's sorted layout everywhere (AUTO takes the table in small 2D worlds); the loose
     // quadtree, RDC with an epsilon, sweep without coherence.
     if (m == BP_METHOD_GRID && dim == 2) compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_SORTED, 0);
-    if ((m == BP_METHOD_QUADTREE || m == BP_METHOD_RDC || m == BP_METHOD_SWEEP) && !sorted)
+    if ((m == BP_METHOD_QUADTREE || m == BP_METHOD_RDC || m == BP_METHOD_SWEEP) && !sorted && Q(true, dim == 2))
         compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_AUTO, 1);
     free_inputs(&s);
 }
@@ -486,8 +495,9 @@ static void case_nomem(int argc, char **argv) {
     bp_method m = bpt_method_arg(argc, argv, 0);
     int dim = bpt_dim_arg(argc, argv, 1);
     inputs s = {0};
-    add_random(&s, "random", dim, 600, 2, 0.0, 3.0, 21);
-    add_degenerate(&s, dim, 22, 2);
+    // Small: every round runs them all, checked against brute force.
+    add_random(&s, "random", dim, 500, 2, 0.0, 3.0, 21);
+    add_degenerate(&s, dim, 22, 5);
     bpt_pairs got = {0}, want = {0};
     for (int round = 0;; ++round) {
         const bool chaos = round >= 1000;
@@ -543,7 +553,7 @@ static void case_nomem(int argc, char **argv) {
         CHECK_EQ(al.live_blocks, 0);
         CHECK_EQ(al.live_bytes, 0);
         if (!chaos && failures == 0 && al.failures == 0) round = 999;  // every N covered: chaos next
-        if (chaos && round >= 1020) break;
+        if (chaos && round >= 1008) break;
     }
     bpt_pairs_free(&got);
     bpt_pairs_free(&want);
