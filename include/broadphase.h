@@ -460,7 +460,8 @@ BP_API bp_status bp_world_add3(bp_world *world, const bp_box3 *box, const bp_pro
 
 /// Adds n proxies in one call: box k with defs[k] (defs NULL: the defaults for all), its id in
 /// ids[k]. All or nothing: when an entry is bad (or memory runs out) nothing is added, every
-/// ids[k] is BP_NULL_PROXY, and bp_world_bad_index() names the first bad entry.
+/// ids[k] is BP_NULL_PROXY, and bp_world_bad_index() names the first bad entry. (BP_ERR_NULL,
+/// BP_ERR_DIMENSION and BP_ERR_TOO_MANY are found before ids is written, and leave it alone.)
 BP_API bp_status bp_world_add_batch2(bp_world *world, const bp_box2 *boxes, const bp_proxy_def *defs, size_t n,
                                      bp_proxy_id *ids);
 BP_API bp_status bp_world_add_batch3(bp_world *world, const bp_box3 *boxes, const bp_proxy_def *defs, size_t n,
@@ -511,8 +512,8 @@ BP_API bp_status bp_world_get_proxy(const bp_world *world, bp_proxy_id id, bp_pr
 /// such as out of memory). BP_ERR_NULL on NULL.
 BP_API bp_status bp_world_bad_index(const bp_world *world, size_t *index);
 
-/// One pair of proxies, a < b, with their user values (those they had when the pair was found
-/// or, for an end, when it ended: a removed proxy's last value).
+/// One pair of proxies, a < b, with their user values as they are when the pair is reported (a
+/// removed proxy's: its last value).
 typedef struct bp_world_pair {
     bp_proxy_id a, b;
     uint64_t user_a, user_b;

@@ -980,16 +980,8 @@ bp_status bp_query_box(bp_context *ctx, const float *lo, const float *hi, bp_ind
     if (st != BP_OK) return st;
     if (!lo || !hi) return BP_ERR_NULL;
     bp_query q;
-    memset(&q, 0, sizeof q);
-    q.kind = BP_QUERY_BOX;
-    for (int a = 0; a < ctx->dim; ++a) {
-        if (!isfinite(lo[a]) || !isfinite(hi[a])) return BP_ERR_NONFINITE;
-        if (lo[a] > hi[a]) return BP_ERR_INVERTED_BOX;
-        q.lo[a] = lo[a] + 0.0f;
-        q.hi[a] = hi[a] + 0.0f;
-        q.center[a] = q.lo[a];
-    }
-    return bp_run_query(ctx, &q, out);
+    st = bp_query_make_box(&q, ctx->dim, lo, hi);
+    return st != BP_OK ? st : bp_run_query(ctx, &q, out);
 }
 
 bp_status bp_query_point(bp_context *ctx, const float *point, bp_indices *out) {
@@ -997,37 +989,17 @@ bp_status bp_query_point(bp_context *ctx, const float *point, bp_indices *out) {
     if (st != BP_OK) return st;
     if (!point) return BP_ERR_NULL;
     bp_query q;
-    memset(&q, 0, sizeof q);
-    q.kind = BP_QUERY_POINT;
-    for (int a = 0; a < ctx->dim; ++a) {
-        if (!isfinite(point[a])) return BP_ERR_NONFINITE;
-        q.lo[a] = q.hi[a] = q.center[a] = point[a] + 0.0f;
-    }
-    return bp_run_query(ctx, &q, out);
+    st = bp_query_make_point(&q, ctx->dim, point);
+    return st != BP_OK ? st : bp_run_query(ctx, &q, out);
 }
 
 bp_status bp_query_sphere(bp_context *ctx, const float *center, float radius, bp_indices *out) {
     bp_status st = bp_query_prologue(ctx, out);
     if (st != BP_OK) return st;
     if (!center) return BP_ERR_NULL;
-    if (!isfinite(radius)) return BP_ERR_NONFINITE;
-    if (radius < 0.0f) return BP_ERR_NEGATIVE_RADIUS;
     bp_query q;
-    memset(&q, 0, sizeof q);
-    q.kind = BP_QUERY_SPHERE;
-    q.radius = radius;
-    for (int a = 0; a < ctx->dim; ++a) {
-        if (!isfinite(center[a])) return BP_ERR_NONFINITE;
-        q.center[a] = center[a] + 0.0f;
-        // The bounding box, rounded outward so it never cuts off a box the exact test accepts.
-        double lo = (double)center[a] - (double)radius, hi = (double)center[a] + (double)radius;
-        float flo = (float)lo, fhi = (float)hi;
-        if ((double)flo > lo) flo = nextafterf(flo, -INFINITY);
-        if ((double)fhi < hi) fhi = nextafterf(fhi, INFINITY);
-        q.lo[a] = flo;
-        q.hi[a] = fhi;
-    }
-    return bp_run_query(ctx, &q, out);
+    st = bp_query_make_sphere(&q, ctx->dim, center, radius);
+    return st != BP_OK ? st : bp_run_query(ctx, &q, out);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -52,10 +52,8 @@ struct bp_algorithm_class {
     bp_status (*validate)(const bp_algorithm *m, const bp_frame *f);
 };
 
-/// The exact test of a query against box k of the frame.
-static inline bool bp_query_hit(const bp_query *q, const bp_frame *f, size_t k) {
-    const float *b = bp_frame_box(f, k);
-    const int d = f->dim;
+/// The exact test of a query against a box stored min[dim], max[dim].
+static inline bool bp_query_hit_box(const bp_query *q, const float *b, int d) {
     for (int a = 0; a < d; ++a)
         if (b[a] > q->hi[a] || q->lo[a] > b[d + a]) return false;
     if (q->kind != BP_QUERY_SPHERE) return true;
@@ -67,6 +65,18 @@ static inline bool bp_query_hit(const bp_query *q, const bp_frame *f, size_t k) 
     }
     return dist2 <= (double)q->radius * (double)q->radius;
 }
+
+/// The exact test of a query against box k of the frame.
+static inline bool bp_query_hit(const bp_query *q, const bp_frame *f, size_t k) {
+    return bp_query_hit_box(q, bp_frame_box(f, k), f->dim);
+}
+
+/// Query shapes from the public arguments, validated (BP_ERR_NONFINITE, BP_ERR_INVERTED_BOX,
+/// BP_ERR_NEGATIVE_RADIUS); -0.0 becomes +0.0. Shared by the context's and the world's queries
+/// (src/query.c).
+bp_status bp_query_make_box(bp_query *q, int dim, const float *lo, const float *hi);
+bp_status bp_query_make_point(bp_query *q, int dim, const float *point);
+bp_status bp_query_make_sphere(bp_query *q, int dim, const float *center, float radius);
 
 extern const bp_algorithm_class bp_brute_class;
 extern const bp_algorithm_class bp_sweep_class;

@@ -35,7 +35,7 @@ function(bp_lib_test name exe)
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS lib)
 endfunction()
 
-foreach(bp_t oracle errors nomem alloc queries narrow api)
+foreach(bp_t oracle errors nomem alloc queries narrow api world)
   bp_lib_test_exe(test_${bp_t})
 endforeach()
 
@@ -94,6 +94,24 @@ foreach(bp_c names def destroy_null version auto_rule)
   bp_lib_test(api.${bp_c} test_api ${bp_c})
 endforeach()
 bp_lib_test(api.method_list test_api method_list ${BP_TEST_METHOD_CSV})
+
+# The persistent world (issue #13), against the brute-force model world in test_world.c.
+foreach(bp_d 2 3)
+  foreach(bp_mode auto incremental rebuild)
+    foreach(bp_c random frames nomem)
+      bp_lib_test(world.${bp_c}.${bp_d}d.${bp_mode} test_world ${bp_c} ${bp_d} ${bp_mode})
+    endforeach()
+  endforeach()
+  foreach(bp_c order warm huge)
+    bp_lib_test(world.${bp_c}.${bp_d}d test_world ${bp_c} ${bp_d})
+  endforeach()
+  foreach(bp_mode auto incremental rebuild)
+    bp_lib_test(world.static.${bp_d}d.${bp_mode} test_world static ${bp_d} ${bp_mode})
+  endforeach()
+endforeach()
+foreach(bp_c errors ids)
+  bp_lib_test(world.${bp_c} test_world ${bp_c})
+endforeach()
 
 # Install: `cmake --install` into a prefix under the build tree, then two consumers, one through
 # find_package and one through pkg-config. Single-configuration generators only.

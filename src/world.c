@@ -1,0 +1,1104 @@
+// The persistent world (docs/world.md): entry points, argument checks, proxies and their ids,
+// filter groups, the record of what changed, updates (incremental or rebuild), queries.
+//
+// Every call that changes the world reserves all the memory it can need before it changes
+// anything, so that BP_ERR_NOMEM leaves the world as it was. The persistent cells are a cache
+// of the proxies' boxes: when they cannot be brought up to date they are dropped and rebuilt
+// before their next use, which changes no answer.
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "method.h"
+#include "radix_sort.h"
+#include "world.h"
+
+// slot_dense values: a live proxy's dense index (< WORLD_FREED), WORLD_NONE for a free slot, or
+// WORLD_FREED | k for a proxy removed since the last update (k: its place in `freed`): its id is
+// stale already, but its pairs end at the next update and the slot is reused only after it.
+#define WORLD_FREED 0x80000000u
+
+// AUTO: the share of the proxies that may change before an update rebuilds instead of patching.
+// Measured on `static` and `uniform` (docs/world.md): patching costs about ten times a rebuild
+// per proxy, so the crossover is near one proxy in eight.
+#define WORLD_PATCH_SHARE 8
+#define WORLD_PATCH_MIN 64
+// Queries answered by scanning every proxy while the cells are stale, before they are rebuilt.
+#define WORLD_STALE_SCANS 8
+
+bp_proxy_def bp_default_proxy_def(void) {
+    bp_proxy_def d;
+    memset(&d, 0, sizeof d);
+    d.kind = BP_PROXY_MOVING;
+    d.category = 1;
+    d.mask = UINT64_MAX;
+    return d;
+}
+
+bp_world_def bp_default_world_def(void) {
+    bp_world_def d;
+    memset(&d, 0, sizeof d);
+    d.dimension = 2;
+    d.mode = BP_WORLD_MODE_AUTO;
+    d.method = BP_METHOD_AUTO;
+    return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create / destroy
+
+static atomic_uint_fast32_t world_salts;
+
+static void world_release_all(bp_world *w) {
+    bp_context *h = w->heap;
+    bp_world_cells_free(w);
+    bp_world_pairs_free(w);
+    BP_RELEASE(h, w->gen, w->slot_cap);
+    BP_RELEASE(h, w->slot_dense, w->slot_cap_dense);
+    BP_RELEASE(h, w->free_slots, w->free_cap);
+    BP_RELEASE(h, w->freed, w->freed_cap);
+    BP_RELEASE(h, w->freed_user, w->freed_user_cap);
+    const size_t cap = w->dense_cap, dim = (size_t)w->dim;
+    bp_free(h, w->boxes, cap * 2 * dim * sizeof(float));
+    bp_free(h, w->dense_slot, cap * sizeof(uint32_t));
+    bp_free(h, w->group, cap * sizeof(uint32_t));
+    bp_free(h, w->user, cap * sizeof(uint64_t));
+    bp_free(h, w->touch, cap * sizeof(uint32_t));
+    bp_free(h, w->dirty, cap * sizeof(uint8_t));
+    bp_free(h, w->loc_cell, cap * sizeof(uint32_t));
+    bp_free(h, w->loc_slot, cap * sizeof(uint32_t));
+    BP_RELEASE(h, w->groups, w->group_cap);
+    BP_RELEASE(h, w->group_free, w->group_free_cap);
+    BP_RELEASE(h, w->group_hash, w->group_hash_cap);
+    BP_RELEASE(h, w->touched, w->touched_cap);
+    for (int k = 0; k < 2; ++k) {
+        BP_RELEASE(h, w->ev_keys[k], w->ev_cap[k]);
+        BP_RELEASE(h, w->ev_out[k], w->ev_out_cap[k]);
+    }
+    BP_RELEASE(h, w->ev_tmp, w->ev_tmp_cap);
+    BP_RELEASE(h, w->scratch_boxes, w->scratch_cap);
+    BP_RELEASE(h, w->scratch_index, w->scratch_index_cap);
+    BP_RELEASE(h, w->rb_keys, w->rb_cap);
+    BP_RELEASE(h, w->pair_out, w->pair_out_cap);
+    BP_RELEASE(h, w->hit_ids, w->hit_cap);
+    BP_RELEASE(h, w->hit_users, w->hit_users_cap);
+    BP_RELEASE(h, w->hit_slots, w->hit_slots_cap);
+    BP_RELEASE(h, w->hit_tmp, w->hit_tmp_cap);
+}
+
+bp_status bp_world_create(const bp_world_def *def, bp_world **out) {
+    if (out) *out = NULL;
+    if (!def || !out) return BP_ERR_NULL;
+    bp_world_def d = *def;
+    if (d.dimension == 0) d.dimension = 2;
+    if (d.dimension != 2 && d.dimension != 3) return BP_ERR_INVALID_ARG;
+    if (d.mode != BP_WORLD_MODE_AUTO && d.mode != BP_WORLD_MODE_INCREMENTAL && d.mode != BP_WORLD_MODE_REBUILD)
+        return BP_ERR_INVALID_ARG;
+    if ((int)d.method < 0 || d.method >= BP_METHOD_COUNT) return BP_ERR_INVALID_ARG;
+    if (!isfinite(d.cell_size)) return BP_ERR_NONFINITE;
+    if (!(d.cell_size >= 0.0f)) return BP_ERR_INVALID_ARG;
+    bp_allocator al = d.allocator;
+    if (!al.alloc != !al.free) return BP_ERR_INVALID_ARG;
+    if (d.method != BP_METHOD_AUTO && !bp_method_available(d.method)) return BP_ERR_UNSUPPORTED;
+
+    // The contexts are made with the world's hooks (the defaults when none are given).
+    bp_context_def cd = bp_default_context_def();
+    cd.dimension = d.dimension;
+    cd.method = d.method;
+    cd.allocator = al;
+    bp_context *heap = NULL, *small = NULL;
+    bp_status st = bp_context_create(&cd, &heap);
+    if (st != BP_OK) return st;
+    st = bp_context_create(&cd, &small);
+    if (st != BP_OK) {
+        bp_context_destroy(heap);
+        return st;
+    }
+    bp_context_get_def(heap, &cd);
+    al = cd.allocator;  // resolved: never NULL from here
+    bp_world *w = al.alloc(sizeof *w, 64, al.user);
+    if (!w) {
+        bp_context_destroy(small);
+        bp_context_destroy(heap);
+        return BP_ERR_NOMEM;
+    }
+    memset(w, 0, sizeof *w);
+    w->def = d;
+    w->def.allocator = al;
+    w->alloc = al;
+    w->dim = d.dimension;
+    w->heap = heap;
+    w->small = small;
+    // Generations start at a value of this world's own, so another world's ids rarely match.
+    uint32_t salt = (uint32_t)(atomic_fetch_add(&world_salts, 1) + 1) * 0x9E3779B1u;
+    salt ^= salt >> 15;
+    w->salt = salt ? salt : 1;
+    w->bad_index = SIZE_MAX;
+    bp_world_cells_init(&w->cells, w->dim);
+    *out = w;
+    return BP_OK;
+}
+
+void bp_world_destroy(bp_world *w) {
+    if (!w) return;
+    world_release_all(w);
+    bp_context_destroy(w->small);
+    bp_context_destroy(w->heap);
+    bp_allocator al = w->alloc;
+    al.free(w, sizeof *w, al.user);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ids, boxes and growth
+
+static inline bp_proxy_id world_id(const bp_world *w, uint32_t slot) {
+    return ((uint64_t)slot << 32) | w->gen[slot];
+}
+
+// The dense index of a live proxy's id, or WORLD_NONE when the id is stale, foreign or null.
+static inline uint32_t world_lookup(const bp_world *w, bp_proxy_id id) {
+    const uint64_t slot = id >> 32;
+    const uint32_t gen = (uint32_t)id;
+    if (slot >= w->slots || gen == 0 || w->gen[slot] != gen) return WORLD_NONE;
+    const uint32_t d = w->slot_dense[slot];
+    return d < WORLD_FREED ? d : WORLD_NONE;
+}
+
+static bp_status world_check_box(const float *b, int dim) {
+    for (int a = 0; a < 2 * dim; ++a)
+        if (!isfinite(b[a])) return BP_ERR_NONFINITE;
+    for (int a = 0; a < dim; ++a)
+        if (b[a] > b[dim + a]) return BP_ERR_INVERTED_BOX;
+    return BP_OK;
+}
+
+static inline float *world_box(const bp_world *w, size_t d) { return w->boxes + d * (size_t)(2 * w->dim); }
+
+static inline void world_set_box(bp_world *w, size_t d, const float *b) {
+    float *o = world_box(w, d);
+    for (int a = 0; a < 2 * w->dim; ++a) o[a] = b[a] + 0.0f;  // -0.0 becomes +0.0
+}
+
+// Grows every dense array to hold `need` proxies, all or nothing.
+static bp_status world_reserve_dense(bp_world *w, size_t need) {
+    if (need <= w->dense_cap) return BP_OK;
+    size_t cap = w->dense_cap * 2;
+    if (cap < need) cap = need;
+    if (cap < 64) cap = 64;
+    const size_t dim = (size_t)w->dim;
+    const size_t sizes[8] = {2 * dim * sizeof(float), sizeof(uint32_t), sizeof(uint32_t), sizeof(uint64_t),
+                             sizeof(uint32_t),        sizeof(uint8_t),  sizeof(uint32_t), sizeof(uint32_t)};
+    void **arrays[8] = {(void **)&w->boxes, (void **)&w->dense_slot, (void **)&w->group, (void **)&w->user,
+                        (void **)&w->touch, (void **)&w->dirty,      (void **)&w->loc_cell, (void **)&w->loc_slot};
+    void *fresh[8] = {0};
+    for (int k = 0; k < 8; ++k) {
+        if (cap > SIZE_MAX / sizes[k] || !(fresh[k] = bp_alloc(w->heap, cap * sizes[k]))) {
+            for (int j = 0; j < k; ++j) bp_free(w->heap, fresh[j], cap * sizes[j]);
+            return BP_ERR_NOMEM;
+        }
+    }
+    for (int k = 0; k < 8; ++k) {
+        if (w->n) memcpy(fresh[k], *arrays[k], w->n * sizes[k]);
+        bp_free(w->heap, *arrays[k], w->dense_cap * sizes[k]);
+        *arrays[k] = fresh[k];
+    }
+    w->dense_cap = cap;
+    return BP_OK;
+}
+
+// Room for `extra` new slots beyond the free list.
+static bp_status world_reserve_slots(bp_world *w, size_t extra) {
+    if (extra <= w->free_count) return BP_OK;
+    const size_t need = w->slots + (extra - w->free_count);
+    if (need > BP_MAX_BOXES) return BP_ERR_TOO_MANY;
+    BP_RESERVE(w->heap, w->gen, w->slot_cap, need);
+    BP_RESERVE(w->heap, w->slot_dense, w->slot_cap_dense, need);
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filter groups
+
+static inline uint64_t world_group_hash(uint64_t category, uint64_t mask, uint32_t kind) {
+    uint64_t h = category * 0x9E3779B97F4A7C15u ^ (mask + 0x632BE59BD9B4E019u) * 0xC2B2AE3D27D4EB4Fu ^ kind;
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93u;
+    return h ^ (h >> 32);
+}
+
+// Room for `extra` new groups (ids and hash table at load <= 1/2).
+static bp_status world_reserve_groups(bp_world *w, size_t extra) {
+    const size_t live = w->group_count - w->group_free_count;
+    BP_RESERVE(w->heap, w->groups, w->group_cap, w->group_count + extra);
+    BP_RESERVE(w->heap, w->group_free, w->group_free_cap, w->group_count + extra);
+    if (2 * (live + extra) <= w->group_hash_cap) return BP_OK;
+    size_t cap = 64;
+    while (cap < 4 * (live + extra)) cap *= 2;
+    uint32_t *h = bp_alloc(w->heap, cap * sizeof *h);
+    if (!h) return BP_ERR_NOMEM;
+    for (size_t i = 0; i < cap; ++i) h[i] = WORLD_NONE;
+    for (uint32_t g = 0; g < w->group_count; ++g) {
+        if (!w->groups[g].refs) continue;
+        const world_group *e = &w->groups[g];
+        size_t i = (size_t)world_group_hash(e->category, e->mask, e->kind) & (cap - 1);
+        while (h[i] != WORLD_NONE) i = (i + 1) & (cap - 1);
+        h[i] = g;
+    }
+    BP_RELEASE(w->heap, w->group_hash, w->group_hash_cap);
+    w->group_hash = h;
+    w->group_hash_cap = cap;
+    return BP_OK;
+}
+
+// The group of (kind, category, mask), made if new, with one more reference. Room reserved.
+static uint32_t world_group_ref(bp_world *w, uint32_t kind, uint64_t category, uint64_t mask) {
+    const size_t m = w->group_hash_cap - 1;
+    size_t i = (size_t)world_group_hash(category, mask, kind) & m;
+    for (; w->group_hash[i] != WORLD_NONE; i = (i + 1) & m) {
+        world_group *g = &w->groups[w->group_hash[i]];
+        if (g->category == category && g->mask == mask && g->kind == kind) {
+            g->refs++;
+            return w->group_hash[i];
+        }
+    }
+    const uint32_t id = w->group_free_count ? w->group_free[--w->group_free_count] : (uint32_t)w->group_count++;
+    world_group *g = &w->groups[id];
+    g->category = category;
+    g->mask = mask;
+    g->kind = kind;
+    g->refs = 1;
+    w->group_hash[i] = id;
+    return id;
+}
+
+// Drops a reference; a group nobody holds leaves the table (backward-shift deletion).
+static void world_group_unref(bp_world *w, uint32_t id) {
+    world_group *g = &w->groups[id];
+    if (--g->refs) return;
+    const size_t m = w->group_hash_cap - 1;
+    size_t i = (size_t)world_group_hash(g->category, g->mask, g->kind) & m;
+    while (w->group_hash[i] != id) i = (i + 1) & m;
+    for (size_t j = (i + 1) & m; w->group_hash[j] != WORLD_NONE; j = (j + 1) & m) {
+        const world_group *e = &w->groups[w->group_hash[j]];
+        const size_t home = (size_t)world_group_hash(e->category, e->mask, e->kind) & m;
+        // Move entry j into the hole i when its home is not in (i, j] (cyclically).
+        if (((j - home) & m) >= ((j - i) & m)) {
+            w->group_hash[i] = w->group_hash[j];
+            i = j;
+        }
+    }
+    w->group_hash[i] = WORLD_NONE;
+    w->group_free[w->group_free_count++] = id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What changed
+
+static size_t world_patch_limit(const bp_world *w) {
+    return (w->n + w->freed_count) / WORLD_PATCH_SHARE + WORLD_PATCH_MIN;
+}
+
+// Drops every touched record: the next update rebuilds, and the cells are stale until then.
+static void world_forget_touched(bp_world *w) {
+    for (size_t t = 0; t < w->touched_count; ++t) {
+        const world_touch *r = &w->touched[t];
+        if (r->old_group != WORLD_NONE) world_group_unref(w, r->old_group);
+        const uint32_t d = w->slot_dense[r->slot];
+        if (d < WORLD_FREED) w->touch[d] = WORLD_NONE;
+    }
+    w->touched_count = 0;
+    bp_world_cells_invalidate(w);
+}
+
+// Room to record `extra` more changed proxies (nothing to reserve once the world will rebuild).
+static bp_status world_reserve_touch(bp_world *w, size_t extra) {
+    if (w->def.mode == BP_WORLD_MODE_REBUILD || w->overflow) return BP_OK;
+    BP_RESERVE(w->heap, w->touched, w->touched_cap, w->touched_count + extra);
+    return BP_OK;
+}
+
+// Records dense proxy d as changed, with its state as it is now (the state of the last update
+// when this is its first change since). `existed`: false for a proxy added since.
+static void world_record(bp_world *w, uint32_t d, bool existed) {
+    if (w->touch[d] != WORLD_NONE || w->overflow) return;
+    if (w->def.mode == BP_WORLD_MODE_REBUILD ||
+        (w->def.mode == BP_WORLD_MODE_AUTO && w->touched_count >= world_patch_limit(w))) {
+        w->overflow = true;
+        world_forget_touched(w);
+        return;
+    }
+    world_touch *r = &w->touched[w->touched_count];
+    r->slot = w->dense_slot[d];
+    r->old_group = WORLD_NONE;
+    r->old_user = w->user[d];
+    memset(r->old_box, 0, sizeof r->old_box);
+    if (existed) {
+        r->old_group = w->group[d];
+        w->groups[r->old_group].refs++;
+        memcpy(r->old_box, world_box(w, d), (size_t)(2 * w->dim) * sizeof(float));
+    }
+    w->touch[d] = (uint32_t)w->touched_count++;
+    if (w->cells.built) bp_world_cells_mark(w, d, true);
+}
+
+// Proxy d's cell entry is behind: placed anew at the next sync (nothing to do while the cells
+// are stale: building them places everything).
+static inline void world_dirty(bp_world *w, uint32_t d) {
+    if (w->cells.built) w->dirty[d] = 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Add, move, remove, set
+
+static bp_status world_add(bp_world *w, int dim, const float *boxes, const bp_proxy_def *defs, size_t n,
+                           bp_proxy_id *ids) {
+    if (!w) return BP_ERR_NULL;
+    w->bad_index = SIZE_MAX;
+    if (!ids || (!boxes && n)) return BP_ERR_NULL;
+    if (dim != w->dim) return BP_ERR_DIMENSION;
+    if (n > BP_MAX_BOXES || w->n + w->freed_count + n > BP_MAX_BOXES) return BP_ERR_TOO_MANY;
+    for (size_t k = 0; k < n; ++k) ids[k] = BP_NULL_PROXY;
+    for (size_t k = 0; k < n; ++k) {
+        bp_status st = world_check_box(boxes + k * (size_t)(2 * dim), dim);
+        if (st == BP_OK && defs && defs[k].kind != BP_PROXY_MOVING && defs[k].kind != BP_PROXY_STATIC)
+            st = BP_ERR_INVALID_ARG;
+        if (st != BP_OK) {
+            w->bad_index = k;
+            return st;
+        }
+    }
+    bp_status st = world_reserve_slots(w, n);
+    if (st == BP_OK) st = world_reserve_dense(w, w->n + n);
+    if (st == BP_OK) st = world_reserve_groups(w, defs ? n : 1);
+    if (st == BP_OK) st = world_reserve_touch(w, n);
+    if (st != BP_OK) return st;
+    const bp_proxy_def dflt = bp_default_proxy_def();
+    for (size_t k = 0; k < n; ++k) {
+        const bp_proxy_def *pd = defs ? &defs[k] : &dflt;
+        uint32_t slot;
+        if (w->free_count) {
+            slot = w->free_slots[--w->free_count];
+            w->gen[slot] = w->gen[slot] + 1 ? w->gen[slot] + 1 : 1;
+        } else {
+            slot = (uint32_t)w->slots++;
+            w->gen[slot] = w->salt;
+        }
+        const uint32_t d = (uint32_t)w->n++;
+        w->slot_dense[slot] = d;
+        w->dense_slot[d] = slot;
+        world_set_box(w, d, boxes + k * (size_t)(2 * dim));
+        w->group[d] = world_group_ref(w, (uint32_t)pd->kind, pd->category, pd->mask);
+        w->user[d] = pd->user;
+        w->touch[d] = WORLD_NONE;
+        w->dirty[d] = 0;
+        w->loc_cell[d] = WORLD_NONE;
+        world_record(w, d, false);
+        world_dirty(w, d);
+        ids[k] = world_id(w, slot);
+    }
+    return BP_OK;
+}
+
+bp_status bp_world_add2(bp_world *w, const bp_box2 *box, const bp_proxy_def *def, bp_proxy_id *id) {
+    if (id) *id = BP_NULL_PROXY;
+    if (w && !box) return BP_ERR_NULL;
+    return world_add(w, 2, box ? box->min : NULL, def, 1, id);
+}
+bp_status bp_world_add3(bp_world *w, const bp_box3 *box, const bp_proxy_def *def, bp_proxy_id *id) {
+    if (id) *id = BP_NULL_PROXY;
+    if (w && !box) return BP_ERR_NULL;
+    return world_add(w, 3, box ? box->min : NULL, def, 1, id);
+}
+bp_status bp_world_add_batch2(bp_world *w, const bp_box2 *boxes, const bp_proxy_def *defs, size_t n, bp_proxy_id *ids) {
+    return world_add(w, 2, boxes ? boxes->min : NULL, defs, n, ids);
+}
+bp_status bp_world_add_batch3(bp_world *w, const bp_box3 *boxes, const bp_proxy_def *defs, size_t n, bp_proxy_id *ids) {
+    return world_add(w, 3, boxes ? boxes->min : NULL, defs, n, ids);
+}
+
+static bp_status world_move(bp_world *w, int dim, const bp_proxy_id *ids, const float *boxes, size_t n) {
+    if (!w) return BP_ERR_NULL;
+    w->bad_index = SIZE_MAX;
+    if ((!ids || !boxes) && n) return BP_ERR_NULL;
+    if (dim != w->dim) return BP_ERR_DIMENSION;
+    for (size_t k = 0; k < n; ++k) {
+        bp_status st = world_lookup(w, ids[k]) == WORLD_NONE ? BP_ERR_STALE
+                                                             : world_check_box(boxes + k * (size_t)(2 * dim), dim);
+        if (st != BP_OK) {
+            w->bad_index = k;
+            return st;
+        }
+    }
+    bp_status st = world_reserve_touch(w, n);
+    if (st != BP_OK) return st;
+    for (size_t k = 0; k < n; ++k) {
+        const uint32_t d = world_lookup(w, ids[k]);
+        world_record(w, d, true);
+        world_set_box(w, d, boxes + k * (size_t)(2 * dim));
+        world_dirty(w, d);
+    }
+    return BP_OK;
+}
+
+bp_status bp_world_move2(bp_world *w, bp_proxy_id id, const bp_box2 *box) {
+    if (w && !box) return BP_ERR_NULL;
+    return world_move(w, 2, &id, box ? box->min : NULL, 1);
+}
+bp_status bp_world_move3(bp_world *w, bp_proxy_id id, const bp_box3 *box) {
+    if (w && !box) return BP_ERR_NULL;
+    return world_move(w, 3, &id, box ? box->min : NULL, 1);
+}
+bp_status bp_world_move_batch2(bp_world *w, const bp_proxy_id *ids, const bp_box2 *boxes, size_t n) {
+    return world_move(w, 2, ids, boxes ? boxes->min : NULL, n);
+}
+bp_status bp_world_move_batch3(bp_world *w, const bp_proxy_id *ids, const bp_box3 *boxes, size_t n) {
+    return world_move(w, 3, ids, boxes ? boxes->min : NULL, n);
+}
+
+// Moves dense proxy `from` (the last one) to the hole at `to`.
+static void world_renumber(bp_world *w, uint32_t from, uint32_t to) {
+    memcpy(world_box(w, to), world_box(w, from), (size_t)(2 * w->dim) * sizeof(float));
+    w->dense_slot[to] = w->dense_slot[from];
+    w->group[to] = w->group[from];
+    w->user[to] = w->user[from];
+    w->touch[to] = w->touch[from];
+    w->dirty[to] = w->dirty[from];
+    bp_world_cells_renumber(w, from, to);
+    w->slot_dense[w->dense_slot[to]] = to;
+}
+
+bp_status bp_world_remove_batch(bp_world *w, const bp_proxy_id *ids, size_t n) {
+    if (!w) return BP_ERR_NULL;
+    w->bad_index = SIZE_MAX;
+    if (!ids && n) return BP_ERR_NULL;
+    // Stale ids, and ids given twice (marked in `dirty` while checking, then unmarked).
+    size_t k = 0;
+    bp_status st = BP_OK;
+    for (; k < n; ++k) {
+        const uint32_t d = world_lookup(w, ids[k]);
+        if (d == WORLD_NONE || (w->dirty[d] & 2)) {
+            st = BP_ERR_STALE;
+            break;
+        }
+        w->dirty[d] |= 2;
+    }
+    for (size_t j = 0; j < k; ++j) w->dirty[world_lookup(w, ids[j])] &= 1;
+    if (st != BP_OK) {
+        w->bad_index = k;
+        return st;
+    }
+    st = world_reserve_touch(w, n);
+    if (st != BP_OK) return st;
+    BP_RESERVE(w->heap, w->freed, w->freed_cap, w->freed_count + n);
+    BP_RESERVE(w->heap, w->freed_user, w->freed_user_cap, w->freed_count + n);
+    for (k = 0; k < n; ++k) {
+        const uint32_t d = world_lookup(w, ids[k]);
+        const uint32_t slot = w->dense_slot[d];
+        world_record(w, d, true);
+        if (w->cells.built) bp_world_cells_remove(w, d);
+        world_group_unref(w, w->group[d]);
+        w->freed[w->freed_count] = slot;
+        w->freed_user[w->freed_count] = w->user[d];
+        w->slot_dense[slot] = WORLD_FREED | (uint32_t)w->freed_count++;
+        const uint32_t last = (uint32_t)--w->n;
+        if (d != last) world_renumber(w, last, d);
+    }
+    return BP_OK;
+}
+
+bp_status bp_world_remove(bp_world *w, bp_proxy_id id) { return bp_world_remove_batch(w, &id, 1); }
+
+static bp_status world_refilter(bp_world *w, bp_proxy_id id, uint32_t kind, const uint64_t *category,
+                                const uint64_t *mask) {
+    if (!w) return BP_ERR_NULL;
+    w->bad_index = SIZE_MAX;
+    const uint32_t d = world_lookup(w, id);
+    if (d == WORLD_NONE) return BP_ERR_STALE;
+    if (kind != BP_PROXY_MOVING && kind != BP_PROXY_STATIC) return BP_ERR_INVALID_ARG;
+    const world_group *g = &w->groups[w->group[d]];
+    const uint64_t c = category ? *category : g->category, m = mask ? *mask : g->mask;
+    if (g->kind == kind && g->category == c && g->mask == m) return BP_OK;
+    bp_status st = world_reserve_touch(w, 1);
+    if (st == BP_OK) st = world_reserve_groups(w, 1);
+    if (st != BP_OK) return st;
+    world_record(w, d, true);
+    const uint32_t old = w->group[d];
+    w->group[d] = world_group_ref(w, kind, c, m);
+    world_group_unref(w, old);
+    world_dirty(w, d);
+    return BP_OK;
+}
+
+bp_status bp_world_set_kind(bp_world *w, bp_proxy_id id, bp_proxy_kind kind) {
+    return world_refilter(w, id, (uint32_t)kind, NULL, NULL);
+}
+
+bp_status bp_world_set_filter(bp_world *w, bp_proxy_id id, uint64_t category, uint64_t mask) {
+    if (!w) return BP_ERR_NULL;
+    const uint32_t d = world_lookup(w, id);
+    if (d == WORLD_NONE) {
+        w->bad_index = SIZE_MAX;
+        return BP_ERR_STALE;
+    }
+    return world_refilter(w, id, w->groups[w->group[d]].kind, &category, &mask);
+}
+
+bp_status bp_world_set_user(bp_world *w, bp_proxy_id id, uint64_t user) {
+    if (!w) return BP_ERR_NULL;
+    w->bad_index = SIZE_MAX;
+    const uint32_t d = world_lookup(w, id);
+    if (d == WORLD_NONE) return BP_ERR_STALE;
+    w->user[d] = user;
+    return BP_OK;
+}
+
+bp_status bp_world_get_proxy(const bp_world *w, bp_proxy_id id, bp_proxy_info *info) {
+    if (!w || !info) return BP_ERR_NULL;
+    const uint32_t d = world_lookup(w, id);
+    if (d == WORLD_NONE) return BP_ERR_STALE;
+    memset(info, 0, sizeof *info);
+    const float *b = world_box(w, d);
+    for (int a = 0; a < w->dim; ++a) {
+        info->min[a] = b[a];
+        info->max[a] = b[w->dim + a];
+    }
+    const world_group *g = &w->groups[w->group[d]];
+    info->kind = (bp_proxy_kind)g->kind;
+    info->category = g->category;
+    info->mask = g->mask;
+    info->user = w->user[d];
+    return BP_OK;
+}
+
+bp_status bp_world_bad_index(const bp_world *w, size_t *index) {
+    if (!w || !index) return BP_ERR_NULL;
+    *index = w->bad_index;
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update
+
+static inline uint64_t world_key(uint32_t a, uint32_t b) {
+    return a < b ? ((uint64_t)a << 32) | b : ((uint64_t)b << 32) | a;
+}
+
+// The user value of the proxy in `slot`: live, or removed since the last update.
+static inline uint64_t world_slot_user(const bp_world *w, uint32_t slot) {
+    const uint32_t d = w->slot_dense[slot];
+    return d < WORLD_FREED ? w->user[d] : w->freed_user[d & ~WORLD_FREED];
+}
+
+static bp_status world_push_event(bp_world *w, int begin, uint64_t key) {
+    if (w->ev_count[begin] == w->ev_cap[begin]) BP_RESERVE(w->heap, w->ev_keys[begin], w->ev_cap[begin], w->ev_count[begin] + 1);
+    w->ev_keys[begin][w->ev_count[begin]++] = key;
+    return BP_OK;
+}
+
+// Brings the cells up to date: built when stale, else every touched proxy placed anew.
+static bp_status world_sync(bp_world *w) {
+    if (!w->cells.built) {
+        bp_status st = bp_world_cells_build(w);
+        if (st != BP_OK) return st;
+        w->stale_queries = 0;
+        return BP_OK;
+    }
+    bp_status st = bp_world_cells_reserve(w, w->touched_count);
+    for (size_t t = 0; t < w->touched_count && st == BP_OK; ++t) {
+        const uint32_t d = w->slot_dense[w->touched[t].slot];
+        if (d >= WORLD_FREED || !w->dirty[d]) continue;
+        st = bp_world_cells_place(w, d);
+        if (st == BP_OK) w->dirty[d] = 0;
+    }
+    if (st != BP_OK) bp_world_cells_invalidate(w);  // a cache: rebuilt at its next use
+    return st;
+}
+
+// One touched proxy against the untouched entries of the cells it meets.
+typedef struct world_probe {
+    bp_world *w;
+    const world_touch *t;
+    const float *old_box, *new_box;  // NULL: absent then / now
+    const world_group *old_g, *new_g;
+    int pass;                        // 0: one visit; 1: entries meeting old_box; 2: the others
+    uint32_t slot;
+    uint64_t checks;
+} world_probe;
+
+static bp_status world_probe_cell(void *user, const float *entries, uint32_t count) {
+    world_probe *p = user;
+    bp_world *w = p->w;
+    const int dim = w->dim, stride = 2 * dim + 2;
+    p->checks += count;
+    for (uint32_t s = 0; s < count; ++s) {
+        const float *e = entries + (size_t)s * (size_t)stride;
+        const uint32_t word = world_entry_word(e, dim, 1);
+        if (word & WORLD_TOUCHED) continue;
+        const bool was = p->old_box && world_overlap(p->old_box, e, dim);
+        const bool is = p->new_box && world_overlap(p->new_box, e, dim);
+        if (!was && !is) continue;
+        if ((p->pass == 1 && !was) || (p->pass == 2 && was)) continue;  // the other visit's
+        const world_group *g = &w->groups[word];
+        const bool before = was && world_groups_pair(p->old_g, g);
+        const bool now = is && world_groups_pair(p->new_g, g);
+        if (before == now) continue;
+        const uint32_t x = world_entry_word(e, dim, 0);
+        bp_status st = world_push_event(w, now, world_key(p->slot, w->dense_slot[x]));
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+static void world_union(const float *a, const float *b, int dim, float *out) {
+    for (int k = 0; k < dim; ++k) {
+        out[k] = a[k] < b[k] ? a[k] : b[k];
+        out[dim + k] = a[dim + k] > b[dim + k] ? a[dim + k] : b[dim + k];
+    }
+}
+
+// The events between touched proxies and the rest, then among the touched ones.
+static bp_status world_patch(bp_world *w, uint64_t *checks) {
+    const int dim = w->dim;
+    const size_t stride = (size_t)(2 * dim);
+    for (size_t t = 0; t < w->touched_count; ++t) {
+        const world_touch *r = &w->touched[t];
+        const uint32_t d = w->slot_dense[r->slot];
+        world_probe p;
+        memset(&p, 0, sizeof p);
+        p.w = w;
+        p.t = r;
+        p.slot = r->slot;
+        if (r->old_group != WORLD_NONE) {
+            p.old_box = r->old_box;
+            p.old_g = &w->groups[r->old_group];
+        }
+        if (d < WORLD_FREED) {
+            p.new_box = world_box(w, d);
+            p.new_g = &w->groups[w->group[d]];
+        }
+        bp_status st = BP_OK;
+        if (p.old_box && p.new_box && world_overlap(p.old_box, p.new_box, dim)) {
+            float u[6];
+            world_union(p.old_box, p.new_box, dim, u);
+            st = bp_world_cells_visit(w, u, u + dim, world_probe_cell, &p);
+        } else {
+            // Apart (or only one of them): each box on its own, every entry decided by exactly
+            // one visit (the first takes those meeting the old box).
+            p.pass = 1;
+            if (p.old_box) st = bp_world_cells_visit(w, p.old_box, p.old_box + dim, world_probe_cell, &p);
+            p.pass = 2;
+            if (st == BP_OK && p.new_box) st = bp_world_cells_visit(w, p.new_box, p.new_box + dim, world_probe_cell, &p);
+        }
+        *checks += p.checks;
+        if (st != BP_OK) return st;
+    }
+
+    // Among the touched proxies: one stateless call on the union of each one's old and new box
+    // lists every pair that may have changed.
+    const size_t k = w->touched_count;
+    BP_RESERVE_DISCARD(w->heap, w->scratch_boxes, w->scratch_cap, k * stride);
+    BP_RESERVE_DISCARD(w->heap, w->scratch_index, w->scratch_index_cap, k);
+    size_t m = 0;
+    for (size_t t = 0; t < k; ++t) {
+        const world_touch *r = &w->touched[t];
+        const uint32_t d = w->slot_dense[r->slot];
+        const bool existed = r->old_group != WORLD_NONE, alive = d < WORLD_FREED;
+        if (!existed && !alive) continue;
+        float *u = w->scratch_boxes + m * stride;
+        if (existed && alive) world_union(r->old_box, world_box(w, d), dim, u);
+        else memcpy(u, existed ? r->old_box : world_box(w, d), stride * sizeof(float));
+        w->scratch_index[m++] = (uint32_t)t;
+    }
+    if (m < 2) return BP_OK;
+    bp_pairs out;
+    bp_status st = dim == 2 ? bp_find_pairs2(w->small, (const bp_box2 *)(const void *)w->scratch_boxes, m, &out)
+                            : bp_find_pairs3(w->small, (const bp_box3 *)(const void *)w->scratch_boxes, m, &out);
+    if (st != BP_OK) return st;
+    bp_stats cs;
+    bp_get_stats(w->small, &cs);
+    *checks += cs.checks;
+    for (size_t q = 0; q < out.count; ++q) {
+        const world_touch *a = &w->touched[w->scratch_index[out.pairs[q].i]];
+        const world_touch *b = &w->touched[w->scratch_index[out.pairs[q].j]];
+        const uint32_t da = w->slot_dense[a->slot], db = w->slot_dense[b->slot];
+        const bool before = a->old_group != WORLD_NONE && b->old_group != WORLD_NONE &&
+                            world_overlap(a->old_box, b->old_box, dim) &&
+                            world_groups_pair(&w->groups[a->old_group], &w->groups[b->old_group]);
+        const bool now = da < WORLD_FREED && db < WORLD_FREED && world_overlap(world_box(w, da), world_box(w, db), dim) &&
+                         world_groups_pair(&w->groups[w->group[da]], &w->groups[w->group[db]]);
+        if (before == now) continue;
+        st = world_push_event(w, now, world_key(a->slot, b->slot));
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+// Every pair of the proxies as they are now, as sorted keys in w->rb_keys.
+static bp_status world_all_pairs(bp_world *w, size_t *count, uint64_t *checks) {
+    bp_pairs out;
+    bp_status st = w->dim == 2 ? bp_find_pairs2(w->heap, (const bp_box2 *)(const void *)w->boxes, w->n, &out)
+                               : bp_find_pairs3(w->heap, (const bp_box3 *)(const void *)w->boxes, w->n, &out);
+    if (st != BP_OK) return st;
+    bp_stats cs;
+    bp_get_stats(w->heap, &cs);
+    *checks += cs.checks;
+    BP_RESERVE_DISCARD(w->heap, w->rb_keys, w->rb_cap, out.count);
+    BP_RESERVE_DISCARD(w->heap, w->ev_tmp, w->ev_tmp_cap, out.count);
+    size_t m = 0;
+    for (size_t q = 0; q < out.count; ++q) {
+        const uint32_t i = out.pairs[q].i, j = out.pairs[q].j;
+        if (!world_groups_pair(&w->groups[w->group[i]], &w->groups[w->group[j]])) continue;
+        w->rb_keys[m++] = world_key(w->dense_slot[i], w->dense_slot[j]);
+    }
+    unsigned bits = 1;
+    while (bits < 30 && ((size_t)1 << bits) < w->slots) ++bits;
+    bp_radix_sort64(w->rb_keys, NULL, w->ev_tmp, NULL, m, 32 + bits);
+    *count = m;
+    return BP_OK;
+}
+
+// The events' keys as pairs of ids with user values.
+static void world_fill_events(bp_world *w, bp_world_events *events) {
+    for (int k = 0; k < 2; ++k) {
+        bp_world_pair *o = w->ev_out[k];
+        for (size_t q = 0; q < w->ev_count[k]; ++q) {
+            const uint32_t a = (uint32_t)(w->ev_keys[k][q] >> 32), b = (uint32_t)w->ev_keys[k][q];
+            o[q].a = world_id(w, a);
+            o[q].b = world_id(w, b);
+            o[q].user_a = world_slot_user(w, a);
+            o[q].user_b = world_slot_user(w, b);
+        }
+    }
+    if (events) {
+        events->ends.pairs = w->ev_out[0];
+        events->ends.count = w->ev_count[0];
+        events->begins.pairs = w->ev_out[1];
+        events->begins.count = w->ev_count[1];
+    }
+}
+
+// After the events are out: the touched records go, the removed proxies' slots become free.
+static void world_settle(bp_world *w) {
+    for (size_t t = 0; t < w->touched_count; ++t) {
+        const world_touch *r = &w->touched[t];
+        if (r->old_group != WORLD_NONE) world_group_unref(w, r->old_group);
+        const uint32_t d = w->slot_dense[r->slot];
+        if (d >= WORLD_FREED) continue;
+        w->touch[d] = WORLD_NONE;
+        if (w->cells.built) bp_world_cells_mark(w, d, false);
+    }
+    w->touched_count = 0;
+    for (size_t k = 0; k < w->freed_count; ++k) {
+        w->slot_dense[w->freed[k]] = WORLD_NONE;
+        w->free_slots[w->free_count++] = w->freed[k];
+    }
+    w->freed_count = 0;
+}
+
+// Reserves what committing `ne` ends and `nb` begins needs.
+static bp_status world_reserve_commit(bp_world *w, size_t ne, size_t nb) {
+    BP_RESERVE_DISCARD(w->heap, w->ev_out[0], w->ev_out_cap[0], ne);
+    BP_RESERVE_DISCARD(w->heap, w->ev_out[1], w->ev_out_cap[1], nb);
+    BP_RESERVE(w->heap, w->free_slots, w->free_cap, w->free_count + w->freed_count);
+    return BP_OK;
+}
+
+static bp_status world_update_patch(bp_world *w, bp_world_events *events) {
+    uint64_t checks = 0;
+    w->ev_count[0] = w->ev_count[1] = 0;
+    bp_status st = world_sync(w);
+    if (st == BP_OK) st = world_patch(w, &checks);
+    if (st != BP_OK) return st;
+    size_t most = w->ev_count[0] > w->ev_count[1] ? w->ev_count[0] : w->ev_count[1];
+    BP_RESERVE_DISCARD(w->heap, w->ev_tmp, w->ev_tmp_cap, most);
+    st = world_reserve_commit(w, w->ev_count[0], w->ev_count[1]);
+    if (st == BP_OK) st = bp_world_pairs_reserve_log(w, w->ev_count[0] + w->ev_count[1]);
+    if (st != BP_OK) return st;
+    for (int k = 0; k < 2; ++k) bp_radix_sort64(w->ev_keys[k], NULL, w->ev_tmp, NULL, w->ev_count[k], 62);
+    // Committed from here: nothing below can fail.
+    bp_world_pairs_log(w, w->ev_keys[0], w->ev_count[0], w->ev_keys[1], w->ev_count[1]);
+    world_fill_events(w, events);
+    w->stats.changed = w->touched_count;
+    w->stats.checks = checks;
+    w->stats.rebuilt = false;
+    world_settle(w);
+    // Fold a log grown past half the set (amortized); failing to is harmless (it stays a log).
+    if (bp_world_pairs_fold_due(w)) (void)bp_world_pairs_fold(w);
+    return BP_OK;
+}
+
+static bp_status world_update_rebuild(bp_world *w, bp_world_events *events) {
+    uint64_t checks = 0;
+    size_t count = 0;
+    bp_status st = bp_world_pairs_fold(w);
+    if (st == BP_OK) st = world_all_pairs(w, &count, &checks);
+    if (st != BP_OK) return st;
+    const size_t old = w->pairs.count;
+    if (w->ev_cap[0] < old) BP_RESERVE_DISCARD(w->heap, w->ev_keys[0], w->ev_cap[0], old);
+    if (w->ev_cap[1] < count) BP_RESERVE_DISCARD(w->heap, w->ev_keys[1], w->ev_cap[1], count);
+    st = world_reserve_commit(w, old, count);
+    if (st != BP_OK) return st;
+    // Committed from here.
+    bp_world_pairs_replace(w, &w->rb_keys, &w->rb_cap, count);
+    world_fill_events(w, events);
+    w->stats.changed = w->n + w->freed_count;
+    w->stats.checks = checks;
+    w->stats.rebuilt = true;
+    w->overflow = false;
+    world_forget_touched(w);  // none recorded (the world stopped recording); the cells go stale
+    world_settle(w);
+    w->stale_queries = 0;
+    return BP_OK;
+}
+
+bp_status bp_world_update(bp_world *w, bp_world_events *events) {
+    if (events) memset(events, 0, sizeof *events);
+    if (!w) return BP_ERR_NULL;
+    w->bad_index = SIZE_MAX;
+    bp_status st;
+    if (w->overflow || w->def.mode == BP_WORLD_MODE_REBUILD) {
+        st = world_update_rebuild(w, events);
+    } else if (w->touched_count == 0 && w->freed_count == 0) {
+        w->stats.changed = 0;
+        w->stats.checks = 0;
+        w->stats.rebuilt = false;
+        w->ev_count[0] = w->ev_count[1] = 0;
+        st = BP_OK;
+    } else {
+        st = world_update_patch(w, events);
+    }
+    if (st != BP_OK) {
+        if (events) memset(events, 0, sizeof *events);
+        return st;
+    }
+    w->stats.begins = w->ev_count[1];
+    w->stats.ends = w->ev_count[0];
+    return BP_OK;
+}
+
+bp_status bp_world_get_pairs(bp_world *w, bp_world_pairs *out) {
+    if (out) {
+        out->pairs = NULL;
+        out->count = 0;
+    }
+    if (!w || !out) return BP_ERR_NULL;
+    w->bad_index = SIZE_MAX;
+    bp_status st = bp_world_pairs_fold(w);
+    if (st != BP_OK) return st;
+    const world_pairset *p = &w->pairs;
+    BP_RESERVE_DISCARD(w->heap, w->pair_out, w->pair_out_cap, p->count);
+    for (size_t q = 0; q < p->count; ++q) {
+        const uint32_t a = (uint32_t)(p->keys[q] >> 32), b = (uint32_t)p->keys[q];
+        w->pair_out[q].a = world_id(w, a);
+        w->pair_out[q].b = world_id(w, b);
+        w->pair_out[q].user_a = world_slot_user(w, a);
+        w->pair_out[q].user_b = world_slot_user(w, b);
+    }
+    out->pairs = w->pair_out;
+    out->count = p->count;
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+typedef struct world_query {
+    bp_world *w;
+    bp_query q;
+    uint64_t mask;
+    size_t count;
+    bp_status st;
+} world_query;
+
+static bp_status world_query_push(world_query *wq, uint32_t slot) {
+    bp_world *w = wq->w;
+    if (wq->count == w->hit_slots_cap) BP_RESERVE(w->heap, w->hit_slots, w->hit_slots_cap, wq->count + 1);
+    w->hit_slots[wq->count++] = slot;
+    return BP_OK;
+}
+
+static bp_status world_query_cell(void *user, const float *entries, uint32_t count) {
+    world_query *wq = user;
+    bp_world *w = wq->w;
+    const int dim = w->dim, stride = 2 * dim + 2;
+    for (uint32_t s = 0; s < count; ++s) {
+        const float *e = entries + (size_t)s * (size_t)stride;
+        if (!bp_query_hit_box(&wq->q, e, dim)) continue;
+        const uint32_t g = world_entry_word(e, dim, 1) & ~WORLD_TOUCHED;
+        if (!(w->groups[g].category & wq->mask)) continue;
+        bp_status st = world_query_push(wq, w->dense_slot[world_entry_word(e, dim, 0)]);
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+static bp_status world_run_query(bp_world *w, const bp_query *q, uint64_t mask, bp_world_hits *out) {
+    world_query wq;
+    memset(&wq, 0, sizeof wq);
+    wq.w = w;
+    wq.q = *q;
+    wq.mask = mask;
+    bp_status st = BP_OK;
+    // Stale cells (after a rebuild, or while too much has changed to record) are rebuilt only
+    // once scanning would have cost more than building them.
+    const bool use_cells = !w->overflow && (w->cells.built || w->stale_queries >= WORLD_STALE_SCANS);
+    if (use_cells) st = world_sync(w);
+    if (st == BP_OK && use_cells) {
+        st = bp_world_cells_visit(w, q->lo, q->hi, world_query_cell, &wq);
+    } else if (st == BP_OK) {
+        w->stale_queries++;
+        for (size_t d = 0; d < w->n && st == BP_OK; ++d)
+            if (bp_query_hit_box(q, world_box(w, d), w->dim) && (w->groups[w->group[d]].category & mask))
+                st = world_query_push(&wq, w->dense_slot[d]);
+    }
+    if (st != BP_OK) return st;
+    const size_t c = wq.count;
+    BP_RESERVE_DISCARD(w->heap, w->hit_ids, w->hit_cap, c);
+    BP_RESERVE_DISCARD(w->heap, w->hit_users, w->hit_users_cap, c);
+    BP_RESERVE_DISCARD(w->heap, w->hit_tmp, w->hit_tmp_cap, c);
+    unsigned bits = 1;
+    while (bits < 32 && ((size_t)1 << bits) < w->slots) ++bits;
+    bp_radix_sort32(w->hit_slots, NULL, w->hit_tmp, NULL, c, bits);
+    for (size_t k = 0; k < c; ++k) {
+        w->hit_ids[k] = world_id(w, w->hit_slots[k]);
+        w->hit_users[k] = w->user[w->slot_dense[w->hit_slots[k]]];
+    }
+    out->ids = w->hit_ids;
+    out->users = w->hit_users;
+    out->count = c;
+    return BP_OK;
+}
+
+static bp_status world_query_prologue(bp_world *w, bp_world_hits *out) {
+    if (out) {
+        out->ids = NULL;
+        out->users = NULL;
+        out->count = 0;
+    }
+    if (!w || !out) return BP_ERR_NULL;
+    w->bad_index = SIZE_MAX;
+    return BP_OK;
+}
+
+bp_status bp_world_query_box(bp_world *w, const float *lo, const float *hi, uint64_t mask, bp_world_hits *out) {
+    bp_status st = world_query_prologue(w, out);
+    if (st != BP_OK) return st;
+    if (!lo || !hi) return BP_ERR_NULL;
+    bp_query q;
+    st = bp_query_make_box(&q, w->dim, lo, hi);
+    return st != BP_OK ? st : world_run_query(w, &q, mask, out);
+}
+
+bp_status bp_world_query_point(bp_world *w, const float *point, uint64_t mask, bp_world_hits *out) {
+    bp_status st = world_query_prologue(w, out);
+    if (st != BP_OK) return st;
+    if (!point) return BP_ERR_NULL;
+    bp_query q;
+    st = bp_query_make_point(&q, w->dim, point);
+    return st != BP_OK ? st : world_run_query(w, &q, mask, out);
+}
+
+bp_status bp_world_query_sphere(bp_world *w, const float *center, float radius, uint64_t mask, bp_world_hits *out) {
+    bp_status st = world_query_prologue(w, out);
+    if (st != BP_OK) return st;
+    if (!center) return BP_ERR_NULL;
+    bp_query q;
+    st = bp_query_make_sphere(&q, w->dim, center, radius);
+    return st != BP_OK ? st : world_run_query(w, &q, mask, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics, drawing, validation
+
+bp_status bp_world_get_stats(const bp_world *w, bp_world_stats *stats) {
+    if (!w || !stats) return BP_ERR_NULL;
+    *stats = w->stats;
+    stats->proxies = w->n;
+    stats->pairs = w->pairs.total;
+    bp_stats h, s;
+    bp_get_stats(w->heap, &h);
+    bp_get_stats(w->small, &s);
+    stats->bytes = sizeof *w + h.bytes + s.bytes;
+    return BP_OK;
+}
+
+bp_status bp_world_debug_draw(bp_world *w, const bp_debug_draw *draw) {
+    if (!w || !draw) return BP_ERR_NULL;
+    if (w->overflow) return BP_OK;  // nothing kept to draw until the next update
+    bp_status st = world_sync(w);
+    if (st != BP_OK) return st;
+    bp_world_cells_draw(w, draw);
+    return BP_OK;
+}
+
+#define WORLD_CHECK(cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) return BP_ERR_INVALID_ARG;                                                    \
+    } while (0)
+
+bp_status bp_world_validate(bp_world *w) {
+    if (!w) return BP_ERR_NULL;
+    // Slots and dense proxies.
+    size_t live = 0, freed = 0, free_now = 0;
+    for (size_t s = 0; s < w->slots; ++s) {
+        const uint32_t d = w->slot_dense[s];
+        WORLD_CHECK(w->gen[s] != 0);
+        if (d < WORLD_FREED) {
+            WORLD_CHECK(d < w->n && w->dense_slot[d] == s);
+            ++live;
+        } else if (d != WORLD_NONE) {
+            const uint32_t k = d & ~WORLD_FREED;
+            WORLD_CHECK(k < w->freed_count && w->freed[k] == s);
+            ++freed;
+        } else {
+            ++free_now;
+        }
+    }
+    WORLD_CHECK(live == w->n && freed == w->freed_count && free_now == w->free_count);
+    for (size_t k = 0; k < w->free_count; ++k) WORLD_CHECK(w->slot_dense[w->free_slots[k]] == WORLD_NONE);
+    // Groups: references from proxies and touched records.
+    for (size_t g = 0; g < w->group_count; ++g) {
+        uint32_t refs = 0;
+        for (size_t d = 0; d < w->n; ++d) refs += w->group[d] == g;
+        for (size_t t = 0; t < w->touched_count; ++t) refs += w->touched[t].old_group == g;
+        WORLD_CHECK(refs == w->groups[g].refs);
+    }
+    // Touched records.
+    WORLD_CHECK(!w->overflow || w->touched_count == 0);
+    size_t touched_live = 0;
+    for (size_t t = 0; t < w->touched_count; ++t) {
+        const uint32_t d = w->slot_dense[w->touched[t].slot];
+        WORLD_CHECK(d != WORLD_NONE);
+        if (d < WORLD_FREED) {
+            WORLD_CHECK(w->touch[d] == t);
+            ++touched_live;
+        }
+    }
+    size_t marked = 0;
+    for (size_t d = 0; d < w->n; ++d) {
+        marked += w->touch[d] != WORLD_NONE;
+        WORLD_CHECK(w->dirty[d] <= 1);
+        WORLD_CHECK(world_check_box(world_box(w, d), w->dim) == BP_OK);
+        if (w->dirty[d]) WORLD_CHECK(w->touch[d] != WORLD_NONE && w->cells.built);
+    }
+    WORLD_CHECK(marked == touched_live);
+    bp_status st = bp_world_cells_validate(w);
+    if (st != BP_OK) return st;
+    // The pair set: sorted keys of two slots each (the log may still end some whose slots are
+    // free again), and its count.
+    const world_pairset *p = &w->pairs;
+    for (size_t q = 0; q < p->count; ++q) {
+        const uint32_t a = (uint32_t)(p->keys[q] >> 32), b = (uint32_t)p->keys[q];
+        WORLD_CHECK(a < b && b < w->slots);
+        WORLD_CHECK(q == 0 || p->keys[q - 1] < p->keys[q]);
+    }
+    if (!p->log_count)
+        for (size_t q = 0; q < p->count; ++q) {
+            WORLD_CHECK(w->slot_dense[p->keys[q] >> 32] != WORLD_NONE);
+            WORLD_CHECK(w->slot_dense[(uint32_t)p->keys[q]] != WORLD_NONE);
+        }
+    size_t net = p->count;
+    for (size_t q = 0; q < p->log_count; ++q) net += p->log_begin[q] ? 1 : (size_t)-1;
+    WORLD_CHECK(net == p->total);
+    return BP_OK;
+}

@@ -1,0 +1,645 @@
+// The world's persistent cells (docs/world.md): a hierarchy of uniform grids, level L with
+// cells of edge c0 * 2^L, stored in one open-addressing hash table keyed by (level, cell).
+//
+// A proxy lives at the finest level whose cell edge is at least its largest extent, in the one
+// cell that holds its min corner, as an entry {box, dense index, group} inside its cell's run:
+// a query reads a cell's candidates from one or two cache lines, with their boxes and filter
+// groups, without touching the proxies themselves. A proxy that moves within its cell rewrites
+// its entry; one that changes cell leaves its run (the last entry fills the hole) and joins
+// another. Runs live in blocks of 2, 4, 8 ... entries; a full run moves to a block of the next
+// class and its old block goes to that class's free list, and a cell that empties is deleted
+// (its table slot by backward shift, its block freed). So a warm world reuses its blocks and
+// allocates nothing: the pool grows only when no free block fits, the table only with the
+// number of cells.
+//
+// A query for [lo, hi] at level L visits the cells from the one holding lo - (the largest extent
+// at L) to the one holding hi, per axis; when that range has many more cells than the level
+// holds, one walk over the table serves it instead, so a query costs at most a few times the
+// cells that exist, however large its box (issue #17: no cost in proportion to the cells a huge
+// box spans).
+#include <math.h>
+#include <stdlib.h>
+
+#include "world.h"
+
+
+void bp_world_cells_init(world_cells *c, int dim) {
+    memset(c, 0, sizeof *c);
+    c->dim = dim;
+    c->stride = 2 * dim + 2;
+    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) c->free_block[k] = WORLD_NONE;
+}
+
+size_t bp_world_cells_bytes(const world_cells *c) {
+    return c->table_cap * sizeof *c->table + c->pool_cap * (size_t)c->stride * sizeof(float);
+}
+
+void bp_world_cells_free(bp_world *w) {
+    world_cells *c = &w->cells;
+    bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);
+    bp_free(w->heap, c->pool, c->pool_cap * (size_t)c->stride * sizeof(float));
+    const int dim = c->dim;
+    bp_world_cells_init(c, dim);
+}
+
+void bp_world_cells_invalidate(bp_world *w) {
+    world_cells *c = &w->cells;
+    c->built = false;
+    if (c->table) memset(c->table, 0, c->table_cap * sizeof *c->table);
+    c->cells = 0;
+    c->pool_used = 0;
+    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) c->free_block[k] = WORLD_NONE;
+    memset(c->level_proxies, 0, sizeof c->level_proxies);
+    memset(c->level_cells, 0, sizeof c->level_cells);
+    memset(c->level_ext, 0, sizeof c->level_ext);
+    c->level_count = 0;
+    for (size_t d = 0; d < w->n; ++d) {
+        w->loc_cell[d] = WORLD_NONE;
+        w->dirty[d] = 0;  // nothing is behind: everything is placed when the cells are built
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry
+
+static inline uint64_t cells_hash(unsigned level, const int32_t *k) {
+    uint64_t h = (uint64_t)(uint32_t)k[0] * 0x9E3779B97F4A7C15u;
+    h ^= (uint64_t)(uint32_t)k[1] * 0xC2B2AE3D27D4EB4Fu;
+    h ^= (uint64_t)(uint32_t)k[2] * 0x165667B19E3779F9u;
+    h ^= (uint64_t)level * 0x27D4EB2F165667C5u;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9u;
+    return h ^ (h >> 29);
+}
+
+// An extent rounded up: the difference of two floats in double can round (far-apart exponents).
+static inline double cells_extent(float lo, float hi) {
+    const double e = (double)hi - (double)lo;
+    return e > 0.0 ? nextafter(e, INFINITY) : 0.0;
+}
+
+// The level of a box: the smallest L with every extent <= c0 * 2^L.
+static unsigned cells_level(const world_cells *c, const float *box) {
+    double ext = 0.0;
+    for (int a = 0; a < c->dim; ++a) {
+        const double e = (double)box[c->dim + a] - (double)box[a];
+        ext = e > ext ? e : ext;
+    }
+    if (!(ext > c->c0)) return 0;
+    int e = 0;
+    frexp(ext / c->c0, &e);  // ext / c0 < 2^e
+    int L = e > 1 ? e - 1 : 0;
+    while (L < WORLD_LEVELS - 1 && ext > ldexp(c->c0, L)) ++L;
+    return (unsigned)L;
+}
+
+static inline double cells_inv(const world_cells *c, unsigned level) { return ldexp(1.0 / c->c0, -(int)level); }
+
+// The cell coordinate of x at the level whose inverse edge is inv: floor(x * inv), clamped.
+// Monotone in x, which is all that queries need for their ranges to be conservative.
+static inline int32_t cells_coord(double x, double inv) {
+    const double q = floor(x * inv);
+    if (!(q > -(double)WORLD_COORD_MAX)) return -WORLD_COORD_MAX;
+    if (q > (double)WORLD_COORD_MAX) return WORLD_COORD_MAX;
+    return (int32_t)q;
+}
+
+static void cells_key(const world_cells *c, const float *box, unsigned level, int32_t k[3]) {
+    const double inv = cells_inv(c, level);
+    k[0] = k[1] = k[2] = 0;
+    for (int a = 0; a < c->dim; ++a) k[a] = cells_coord((double)box[a], inv);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+static inline bool cells_match(const world_cell *e, unsigned level, const int32_t *k) {
+    return e->level == level && e->c[0] == k[0] && e->c[1] == k[1] && e->c[2] == k[2];
+}
+
+static size_t cells_find(const world_cells *c, unsigned level, const int32_t *k) {
+    const size_t mask = c->table_cap - 1;
+    for (size_t i = (size_t)cells_hash(level, k) & mask;; i = (i + 1) & mask) {
+        const world_cell *e = &c->table[i];
+        if (!e->used) return WORLD_NONE;
+        if (cells_match(e, level, k)) return i;
+    }
+}
+
+// Finds or makes the cell; the table has room (bp_world_cells_reserve keeps its load <= 1/2).
+static size_t cells_get(world_cells *c, unsigned level, const int32_t *k) {
+    const size_t mask = c->table_cap - 1;
+    size_t i = (size_t)cells_hash(level, k) & mask;
+    for (;; i = (i + 1) & mask) {
+        const world_cell *e = &c->table[i];
+        if (!e->used) break;
+        if (cells_match(e, level, k)) return i;
+    }
+    world_cell *e = &c->table[i];
+    memset(e, 0, sizeof *e);
+    e->c[0] = k[0];
+    e->c[1] = k[1];
+    e->c[2] = k[2];
+    e->level = (uint16_t)level;
+    e->used = 1;
+    c->cells++;
+    c->level_cells[level]++;
+    return i;
+}
+
+static inline float *cells_entry(const world_cells *c, const world_cell *e, uint32_t s) {
+    return c->pool + ((size_t)e->off + s) * (size_t)c->stride;
+}
+
+static void cells_level_add(world_cells *c, unsigned level) {
+    if (c->level_proxies[level]++) return;
+    int i = c->level_count++;
+    while (i > 0 && c->levels[i - 1] > level) {
+        c->levels[i] = c->levels[i - 1];
+        --i;
+    }
+    c->levels[i] = (uint16_t)level;
+}
+
+static void cells_level_sub(world_cells *c, unsigned level) {
+    if (--c->level_proxies[level]) return;
+    int i = 0;
+    while (c->levels[i] != level) ++i;
+    for (; i + 1 < c->level_count; ++i) c->levels[i] = c->levels[i + 1];
+    c->level_count--;
+}
+
+static void cells_note_extent(world_cells *c, unsigned level, const float *box) {
+    for (int a = 0; a < c->dim; ++a) {
+        const double e = cells_extent(box[a], box[c->dim + a]);
+        if (e > c->level_ext[level][a]) c->level_ext[level][a] = e;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blocks of the entry pool
+
+static inline unsigned cells_class(uint32_t cap) { return (unsigned)__builtin_ctz(cap) - 1u; }
+
+// A block of 2 << cls entries: a free one of the class, else from the pool's end (growing it).
+static bp_status cells_block(bp_world *w, unsigned cls, uint32_t *off) {
+    world_cells *c = &w->cells;
+    const size_t stride = (size_t)c->stride;
+    if (c->free_block[cls] != WORLD_NONE) {
+        *off = c->free_block[cls];
+        c->free_block[cls] = world_entry_word(c->pool + (size_t)*off * stride, c->dim, 0);
+        return BP_OK;
+    }
+    const size_t size = (size_t)2 << cls;
+    if (c->pool_cap - c->pool_used < size) {
+        size_t cap = c->pool_cap * 2;
+        if (cap < c->pool_used + size) cap = c->pool_used + size;
+        if (cap < 256) cap = 256;
+        if (cap > UINT32_MAX || cap > SIZE_MAX / (stride * sizeof(float))) return BP_ERR_NOMEM;
+        float *p = bp_alloc(w->heap, cap * stride * sizeof(float));
+        if (!p) return BP_ERR_NOMEM;
+        if (c->pool_used) memcpy(p, c->pool, c->pool_used * stride * sizeof(float));
+        bp_free(w->heap, c->pool, c->pool_cap * stride * sizeof(float));
+        c->pool = p;
+        c->pool_cap = cap;
+    }
+    *off = (uint32_t)c->pool_used;
+    c->pool_used += size;
+    return BP_OK;
+}
+
+static void cells_unblock(world_cells *c, uint32_t off, uint32_t cap) {
+    const unsigned cls = cells_class(cap);
+    world_entry_set_word(c->pool + (size_t)off * (size_t)c->stride, c->dim, 0, c->free_block[cls]);
+    c->free_block[cls] = off;
+}
+
+// The smallest class that holds `count` entries with a quarter to spare.
+static unsigned cells_class_for(size_t count) {
+    unsigned cls = 0;
+    while (((size_t)2 << cls) < count + count / 4 + 1) ++cls;
+    return cls;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Growing the table, deleting cells
+
+static size_t cells_pow2(size_t need) {
+    size_t cap = 64;
+    while (cap < need) cap *= 2;
+    return cap;
+}
+
+// Points the locators of cell i's proxies at i.
+static void cells_relocate(bp_world *w, size_t i) {
+    world_cells *c = &w->cells;
+    const world_cell *e = &c->table[i];
+    for (uint32_t s = 0; s < e->count; ++s) w->loc_cell[world_entry_word(cells_entry(c, e, s), c->dim, 0)] = (uint32_t)i;
+}
+
+// A table of `cap` slots (a power of two) holding the same cells; the locators follow.
+static bp_status cells_rehash(bp_world *w, size_t cap) {
+    world_cells *c = &w->cells;
+    if (cap > SIZE_MAX / sizeof(world_cell)) return BP_ERR_NOMEM;
+    world_cell *table = bp_alloc(w->heap, cap * sizeof *table);
+    if (!table) return BP_ERR_NOMEM;
+    memset(table, 0, cap * sizeof *table);
+    world_cell *old = c->table;
+    const size_t old_cap = c->table_cap;
+    c->table = table;
+    c->table_cap = cap;
+    for (size_t i = 0; i < old_cap; ++i) {
+        if (!old[i].used) continue;
+        size_t j = (size_t)cells_hash(old[i].level, old[i].c) & (cap - 1);
+        while (table[j].used) j = (j + 1) & (cap - 1);
+        table[j] = old[i];
+        cells_relocate(w, j);
+    }
+    bp_free(w->heap, old, old_cap * sizeof *old);
+    return BP_OK;
+}
+
+// Room in the table for `extra` new cells at a load of at most one half.
+bp_status bp_world_cells_reserve(bp_world *w, size_t extra) {
+    world_cells *c = &w->cells;
+    if (extra > SIZE_MAX / 8 - c->cells) return BP_ERR_NOMEM;
+    if (2 * (c->cells + extra) <= c->table_cap) return BP_OK;
+    return cells_rehash(w, cells_pow2(4 * (c->cells + extra)));
+}
+
+// Deletes empty cell i: its block is freed, and the cells after it in its probe run move back
+// into the hole where their probe allows (backward shift), their proxies' locators with them.
+static void cells_delete(bp_world *w, size_t i) {
+    world_cells *c = &w->cells;
+    world_cell *t = c->table;
+    const size_t m = c->table_cap - 1;
+    cells_unblock(c, t[i].off, t[i].cap);
+    c->cells--;
+    c->level_cells[t[i].level]--;
+    for (size_t j = (i + 1) & m; t[j].used; j = (j + 1) & m) {
+        const size_t home = (size_t)cells_hash(t[j].level, t[j].c) & m;
+        if (((j - home) & m) >= ((j - i) & m)) {
+            t[i] = t[j];
+            cells_relocate(w, i);
+            i = j;
+        }
+    }
+    memset(&t[i], 0, sizeof t[i]);
+}
+
+static inline void cells_write(const world_cells *c, float *e, const float *box, uint32_t d, uint32_t word) {
+    memcpy(e, box, (size_t)(2 * c->dim) * sizeof(float));
+    world_entry_set_word(e, c->dim, 0, d);
+    world_entry_set_word(e, c->dim, 1, word);
+}
+
+// Appends proxy d to cell k (a new cell has no block yet; a full run moves to a larger block).
+static bp_status cells_push(bp_world *w, size_t k, uint32_t d) {
+    world_cells *c = &w->cells;
+    world_cell *e = &c->table[k];
+    if (e->count == e->cap) {
+        const unsigned cls = e->cap ? cells_class(e->cap) + 1 : 0;
+        if (cls >= WORLD_BLOCK_CLASSES) return BP_ERR_NOMEM;
+        uint32_t off;
+        bp_status st = cells_block(w, cls, &off);
+        if (st != BP_OK) {
+            if (!e->count) cells_delete(w, k);  // never leave an empty cell behind
+            return st;
+        }
+        const size_t stride = (size_t)c->stride;
+        if (e->count) {
+            memcpy(c->pool + (size_t)off * stride, cells_entry(c, e, 0), (size_t)e->count * stride * sizeof(float));
+            cells_unblock(c, e->off, e->cap);
+        }
+        e->off = off;
+        e->cap = (uint32_t)2 << cls;
+    }
+    const uint32_t s = e->count++;
+    const float *box = w->boxes + (size_t)d * (size_t)(2 * c->dim);
+    cells_write(c, cells_entry(c, e, s), box, d, w->group[d] | (w->touch[d] != WORLD_NONE ? WORLD_TOUCHED : 0u));
+    w->loc_cell[d] = (uint32_t)k;
+    w->loc_slot[d] = s;
+    cells_level_add(c, e->level);
+    cells_note_extent(c, e->level, box);
+    return BP_OK;
+}
+
+void bp_world_cells_remove(bp_world *w, uint32_t d) {
+    world_cells *c = &w->cells;
+    const uint32_t k = w->loc_cell[d];
+    if (k == WORLD_NONE) return;
+    world_cell *e = &c->table[k];
+    const uint32_t s = w->loc_slot[d], last = e->count - 1;
+    if (s != last) {
+        float *dst = cells_entry(c, e, s);
+        memcpy(dst, cells_entry(c, e, last), (size_t)c->stride * sizeof(float));
+        w->loc_slot[world_entry_word(dst, c->dim, 0)] = s;
+    }
+    e->count = last;
+    cells_level_sub(c, e->level);
+    w->loc_cell[d] = WORLD_NONE;
+    if (!last) cells_delete(w, k);
+}
+
+bp_status bp_world_cells_place(bp_world *w, uint32_t d) {
+    world_cells *c = &w->cells;
+    const float *box = w->boxes + (size_t)d * (size_t)(2 * c->dim);
+    const unsigned level = cells_level(c, box);
+    int32_t key[3];
+    cells_key(c, box, level, key);
+    const uint32_t k = w->loc_cell[d];
+    if (k != WORLD_NONE) {
+        world_cell *e = &c->table[k];
+        if (cells_match(e, level, key)) {
+            cells_write(c, cells_entry(c, e, w->loc_slot[d]), box, d,
+                        w->group[d] | (w->touch[d] != WORLD_NONE ? WORLD_TOUCHED : 0u));
+            cells_note_extent(c, level, box);
+            return BP_OK;
+        }
+        bp_world_cells_remove(w, d);
+    }
+    return cells_push(w, cells_get(c, level, key), d);
+}
+
+void bp_world_cells_renumber(bp_world *w, uint32_t from, uint32_t to) {
+    world_cells *c = &w->cells;
+    w->loc_cell[to] = w->loc_cell[from];
+    w->loc_slot[to] = w->loc_slot[from];
+    w->loc_cell[from] = WORLD_NONE;
+    if (w->loc_cell[to] == WORLD_NONE) return;
+    world_entry_set_word(cells_entry(c, &c->table[w->loc_cell[to]], w->loc_slot[to]), c->dim, 0, to);
+}
+
+void bp_world_cells_mark(bp_world *w, uint32_t d, bool touched) {
+    world_cells *c = &w->cells;
+    if (w->loc_cell[d] == WORLD_NONE) return;
+    float *e = cells_entry(c, &c->table[w->loc_cell[d]], w->loc_slot[d]);
+    const uint32_t g = world_entry_word(e, c->dim, 1);
+    world_entry_set_word(e, c->dim, 1, touched ? g | WORLD_TOUCHED : g & ~WORLD_TOUCHED);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building from scratch
+
+static int cells_cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// The automatic finest cell edge: twice the 75th percentile of the proxies' largest extents
+// (sampled), so that a typical query meets one or two cells per axis and reads a few entries
+// each; for points, the spacing of the proxies. Kept within [2^-100, 2^100].
+static double cells_choose_c0(const bp_world *w) {
+    const int dim = w->dim;
+    if (w->def.cell_size > 0.0f) return (double)w->def.cell_size;
+    enum { SAMPLES = 1024 };
+    double ext[SAMPLES];
+    size_t m = 0;
+    const size_t n = w->n, step = n > SAMPLES ? n / SAMPLES : 1;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t d = 0; d < n && m < SAMPLES; d += step) {
+        const float *b = w->boxes + d * (size_t)(2 * dim);
+        double e = 0.0;
+        for (int a = 0; a < dim; ++a) {
+            const double x = (double)b[dim + a] - (double)b[a];
+            e = x > e ? x : e;
+            lo[a] = b[a] < lo[a] ? b[a] : lo[a];
+            hi[a] = b[dim + a] > hi[a] ? b[dim + a] : hi[a];
+        }
+        ext[m++] = e;
+    }
+    double c0 = 0.0;
+    if (m) {
+        qsort(ext, m, sizeof ext[0], cells_cmp_double);
+        c0 = 2.0 * ext[(m * 3) / 4];
+        // Points, or boxes far smaller than their spacing: cells of about one proxy each.
+        double vol = 1.0;
+        for (int a = 0; a < dim; ++a) vol *= hi[a] > lo[a] ? hi[a] - lo[a] : 1.0;
+        const double spacing = pow(vol / (double)(m * step), 1.0 / dim);
+        if (isfinite(spacing) && c0 < 0.5 * spacing) c0 = 0.5 * spacing;
+    }
+    if (!(c0 >= 0x1p-100)) c0 = c0 > 0.0 ? 0x1p-100 : 1.0;
+    if (!(c0 <= 0x1p100)) c0 = 0x1p100;
+    return c0;
+}
+
+bp_status bp_world_cells_build(bp_world *w) {
+    world_cells *c = &w->cells;
+    const size_t n = w->n;
+    const size_t stride = (size_t)c->stride;
+    bp_world_cells_invalidate(w);
+    c->c0 = cells_choose_c0(w);
+    // A table for up to n cells at load 1/2, a pool with a quarter more than n entries.
+    const size_t cap = cells_pow2(2 * n + 2);
+    if (cap > c->table_cap) {
+        world_cell *t = bp_alloc(w->heap, cap * sizeof *t);
+        if (!t) return BP_ERR_NOMEM;
+        bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);
+        c->table = t;
+        c->table_cap = cap;
+        memset(c->table, 0, cap * sizeof *c->table);
+    }
+    // Pass 1: each proxy's cell (in loc_cell) and the cells' counts.
+    for (size_t d = 0; d < n; ++d) {
+        const float *box = w->boxes + d * (size_t)(2 * c->dim);
+        const unsigned level = cells_level(c, box);
+        int32_t key[3];
+        cells_key(c, box, level, key);
+        const size_t k = cells_get(c, level, key);
+        w->loc_cell[d] = (uint32_t)k;
+        c->table[k].count++;
+        cells_level_add(c, level);
+        cells_note_extent(c, level, box);
+    }
+    // Blocks with a quarter to spare, laid out in table order, in a pool with an eighth more.
+    size_t need = 0;
+    for (size_t i = 0; i < c->table_cap; ++i)
+        if (c->table[i].used) need += (size_t)2 << cells_class_for(c->table[i].count);
+    need += need / 8 + 256;
+    if (need > c->pool_cap) {
+        if (need > UINT32_MAX || need > SIZE_MAX / (stride * sizeof(float))) {
+            bp_world_cells_invalidate(w);
+            return BP_ERR_NOMEM;
+        }
+        float *p = bp_alloc(w->heap, need * stride * sizeof(float));
+        if (!p) {
+            bp_world_cells_invalidate(w);
+            return BP_ERR_NOMEM;
+        }
+        bp_free(w->heap, c->pool, c->pool_cap * stride * sizeof(float));
+        c->pool = p;
+        c->pool_cap = need;
+    }
+    size_t used = 0;
+    for (size_t i = 0; i < c->table_cap; ++i) {
+        world_cell *e = &c->table[i];
+        if (!e->used) continue;
+        e->off = (uint32_t)used;
+        e->cap = (uint32_t)2 << cells_class_for(e->count);
+        used += e->cap;
+        e->count = 0;
+    }
+    c->pool_used = used;
+    // Pass 2: the entries.
+    for (size_t d = 0; d < n; ++d) {
+        world_cell *e = &c->table[w->loc_cell[d]];
+        const uint32_t s = e->count++;
+        cells_write(c, cells_entry(c, e, s), w->boxes + d * (size_t)(2 * c->dim), (uint32_t)d,
+                    w->group[d] | (w->touch[d] != WORLD_NONE ? WORLD_TOUCHED : 0u));
+        w->loc_slot[d] = s;
+    }
+    c->built = true;
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+static bp_status cells_visit_range(bp_world *w, unsigned level, const int32_t *k0, const int32_t *k1,
+                                   world_visit_fn fn, void *user) {
+    world_cells *c = &w->cells;
+    int32_t k[3] = {0, 0, 0};
+    for (k[2] = k0[2]; k[2] <= k1[2]; ++k[2]) {
+        for (k[1] = k0[1]; k[1] <= k1[1]; ++k[1]) {
+            for (k[0] = k0[0]; k[0] <= k1[0]; ++k[0]) {
+                const size_t i = cells_find(c, level, k);
+                if (i == WORLD_NONE || !c->table[i].count) continue;
+                bp_status st = fn(user, cells_entry(c, &c->table[i], 0), c->table[i].count);
+                if (st != BP_OK) return st;
+            }
+        }
+    }
+    return BP_OK;
+}
+
+// Per level, the query's cell range is probed cell by cell when it is no more than four times
+// the cells the level has; the levels where it is more are served together by one walk over the
+// table, when their ranges add up to more than the table. Either way a query costs at most a
+// few times the cells that exist, whatever the size of its box.
+bp_status bp_world_cells_visit(bp_world *w, const float *lo, const float *hi, world_visit_fn fn, void *user) {
+    world_cells *c = &w->cells;
+    const int dim = c->dim;
+    int32_t k0[WORLD_LEVELS][3], k1[WORLD_LEVELS][3];
+    bool walk[WORLD_LEVELS];
+    double walk_cells = 0.0;
+    int walks = 0;
+    for (int li = 0; li < c->level_count; ++li) {
+        const unsigned level = c->levels[li];
+        const double inv = cells_inv(c, level);
+        double cells = 1.0;
+        k0[li][0] = k0[li][1] = k0[li][2] = 0;
+        k1[li][0] = k1[li][1] = k1[li][2] = 0;
+        for (int a = 0; a < dim; ++a) {
+            const double from = nextafter((double)lo[a] - c->level_ext[level][a], -INFINITY);
+            k0[li][a] = cells_coord(from, inv);
+            k1[li][a] = cells_coord((double)hi[a], inv);
+            cells *= (double)k1[li][a] - (double)k0[li][a] + 1.0;
+        }
+        walk[li] = cells > 4.0 * (double)c->level_cells[level] + 8.0;
+        if (walk[li]) {
+            walk_cells += cells;
+            ++walks;
+        }
+    }
+    const bool table_walk = walks && walk_cells > (double)c->table_cap;
+    for (int li = 0; li < c->level_count; ++li) {
+        if (walk[li] && table_walk) continue;
+        bp_status st = cells_visit_range(w, c->levels[li], k0[li], k1[li], fn, user);
+        if (st != BP_OK) return st;
+    }
+    if (!table_walk) return BP_OK;
+    // One pass over the table for the levels whose ranges exceed it.
+    for (size_t i = 0; i < c->table_cap; ++i) {
+        const world_cell *e = &c->table[i];
+        if (!e->used || !e->count) continue;
+        int li = 0;
+        while (li < c->level_count && c->levels[li] != e->level) ++li;
+        if (li == c->level_count || !walk[li]) continue;
+        bool in = true;
+        for (int a = 0; a < dim; ++a) in &= e->c[a] >= k0[li][a] && e->c[a] <= k1[li][a];
+        if (!in) continue;
+        bp_status st = fn(user, cells_entry(c, e, 0), e->count);
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing and validation
+
+void bp_world_cells_draw(const bp_world *w, const bp_debug_draw *draw) {
+    const world_cells *c = &w->cells;
+    if (!c->built || !draw->box) return;
+    for (size_t i = 0; i < c->table_cap; ++i) {
+        const world_cell *e = &c->table[i];
+        if (!e->used || !e->count) continue;
+        const double edge = ldexp(c->c0, e->level);
+        float lo[3], hi[3];
+        for (int a = 0; a < c->dim; ++a) {
+            lo[a] = (float)((double)e->c[a] * edge);
+            hi[a] = (float)((double)(e->c[a] + 1) * edge);
+        }
+        draw->box(lo, hi, e->level, draw->user);
+    }
+}
+
+bp_status bp_world_cells_validate(const bp_world *w) {
+    const world_cells *c = &w->cells;
+    if (!c->built) {
+        for (size_t d = 0; d < w->n; ++d)
+            if (w->loc_cell[d] != WORLD_NONE) return BP_ERR_INVALID_ARG;
+        return BP_OK;
+    }
+    const int dim = c->dim;
+    size_t entries = 0, cells = 0;
+    uint32_t per_level[WORLD_LEVELS];
+    memset(per_level, 0, sizeof per_level);
+    for (size_t i = 0; i < c->table_cap; ++i) {
+        const world_cell *e = &c->table[i];
+        if (!e->used) continue;
+        ++cells;
+        if (!e->count || e->count > e->cap || (e->cap & (e->cap - 1)) || e->cap < 2) return BP_ERR_INVALID_ARG;
+        if ((size_t)e->off + e->cap > c->pool_used) return BP_ERR_INVALID_ARG;
+        if (cells_find(c, e->level, e->c) != i) return BP_ERR_INVALID_ARG;
+        for (uint32_t s = 0; s < e->count; ++s) {
+            const float *en = cells_entry(c, e, s);
+            const uint32_t d = world_entry_word(en, dim, 0);
+            if (d >= w->n || w->loc_cell[d] != i || w->loc_slot[d] != s) return BP_ERR_INVALID_ARG;
+            per_level[e->level]++;
+            ++entries;
+            if (w->dirty[d]) continue;  // its entry catches up at the next sync
+            const float *box = w->boxes + (size_t)d * (size_t)(2 * dim);
+            if (memcmp(en, box, (size_t)(2 * dim) * sizeof(float)) != 0) return BP_ERR_INVALID_ARG;
+            const uint32_t word = world_entry_word(en, dim, 1);
+            if ((word & ~WORLD_TOUCHED) != w->group[d]) return BP_ERR_INVALID_ARG;
+            if (((word & WORLD_TOUCHED) != 0) != (w->touch[d] != WORLD_NONE)) return BP_ERR_INVALID_ARG;
+            const unsigned level = cells_level(c, box);
+            int32_t key[3];
+            cells_key(c, box, level, key);
+            if (!cells_match(e, level, key)) return BP_ERR_INVALID_ARG;
+            for (int a = 0; a < dim; ++a)
+                if (cells_extent(box[a], box[dim + a]) > c->level_ext[level][a]) return BP_ERR_INVALID_ARG;
+        }
+    }
+    if (cells != c->cells) return BP_ERR_INVALID_ARG;
+    // The free blocks: inside the pool, of their class.
+    for (unsigned k = 0; k < WORLD_BLOCK_CLASSES; ++k) {
+        size_t guard = 0;
+        for (uint32_t off = c->free_block[k]; off != WORLD_NONE;
+             off = world_entry_word(c->pool + (size_t)off * (size_t)c->stride, dim, 0)) {
+            if ((size_t)off + ((size_t)2 << k) > c->pool_used || ++guard > c->pool_used) return BP_ERR_INVALID_ARG;
+        }
+    }
+    size_t placed = 0;
+    for (size_t d = 0; d < w->n; ++d) placed += w->loc_cell[d] != WORLD_NONE;
+    if (placed != entries) return BP_ERR_INVALID_ARG;
+    int levels = 0;
+    for (unsigned L = 0; L < WORLD_LEVELS; ++L) {
+        if (per_level[L] != c->level_proxies[L]) return BP_ERR_INVALID_ARG;
+        if (per_level[L]) {
+            if (levels >= c->level_count || c->levels[levels] != L) return BP_ERR_INVALID_ARG;
+            ++levels;
+        }
+    }
+    return levels == c->level_count ? BP_OK : BP_ERR_INVALID_ARG;
+}

@@ -1,0 +1,1066 @@
+// The persistent world (issue #13) against a brute-force model world written here: random
+// sequences of add, remove, move (one at a time and in batches), kind, filter and user changes,
+// queries and updates, in 2D and 3D, in every mode, with the cell size automatic, tiny and huge;
+// after every update the begin and end events, the pair set and the statistics must equal the
+// model's, and bp_world_validate must hold after every call. Then every error case, allocation
+// failure at every allocation of every call, a warm world that allocates nothing, ids that go
+// stale, determinism whatever the order of the calls, the SCENES.md `static` check values, and
+// huge boxes whose cost must not grow with their extent.
+// Usage: test_world CASE [DIM [MODE]]. $SEED overrides the random seed.
+#include <float.h>
+
+#include "harness.h"
+
+// ---------------------------------------------------------------------------------------------
+// The model
+
+typedef struct mproxy {
+    bp_proxy_id id;
+    float box[6];
+    uint32_t kind;
+    uint64_t cat, mask, user;
+    bool alive;
+} mproxy;
+
+typedef struct mpair {
+    bp_proxy_id a, b;
+} mpair;
+
+typedef struct mlist {
+    mpair *p;
+    size_t n, cap;
+} mlist;
+
+typedef struct model {
+    int dim;
+    mproxy *p;
+    size_t n, cap;
+    size_t *index;  // id -> place in p, open addressing (SIZE_MAX empty)
+    size_t index_cap;
+    mlist pairs;    // as of the last update, sorted
+    mlist scratch, begins, ends;
+} model;
+
+static void mlist_push(mlist *l, bp_proxy_id a, bp_proxy_id b) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 256;
+        l->p = bpt_xrealloc(l->p, l->cap * sizeof *l->p);
+    }
+    l->p[l->n].a = a < b ? a : b;
+    l->p[l->n].b = a < b ? b : a;
+    l->n++;
+}
+
+static int mpair_cmp(const void *x, const void *y) {
+    const mpair *a = x, *b = y;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    return (a->b > b->b) - (a->b < b->b);
+}
+
+static size_t model_slot(const model *m, bp_proxy_id id) {
+    size_t i = (size_t)((id * 0x9E3779B97F4A7C15u) >> 17) & (m->index_cap - 1);
+    while (m->index[i] != SIZE_MAX && m->p[m->index[i]].id != id) i = (i + 1) & (m->index_cap - 1);
+    return i;
+}
+
+static void model_index(model *m) {
+    if (2 * m->n < m->index_cap) return;
+    free(m->index);
+    m->index_cap = m->index_cap ? 2 * m->index_cap : 256;
+    while (m->index_cap < 2 * m->n) m->index_cap *= 2;
+    m->index = bpt_xrealloc(NULL, m->index_cap * sizeof *m->index);
+    for (size_t k = 0; k < m->index_cap; ++k) m->index[k] = SIZE_MAX;
+    for (size_t k = 0; k < m->n; ++k) m->index[model_slot(m, m->p[k].id)] = k;
+}
+
+static void model_free(model *m) {
+    free(m->index);
+    free(m->p);
+    free(m->pairs.p);
+    free(m->scratch.p);
+    free(m->begins.p);
+    free(m->ends.p);
+    memset(m, 0, sizeof *m);
+}
+
+static mproxy *model_add(model *m, bp_proxy_id id, const float *box, const bp_proxy_def *d) {
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 64;
+        m->p = bpt_xrealloc(m->p, m->cap * sizeof *m->p);
+    }
+    mproxy *p = &m->p[m->n++];
+    memset(p, 0, sizeof *p);
+    p->id = id;
+    memcpy(p->box, box, (size_t)(2 * m->dim) * sizeof(float));
+    p->kind = (uint32_t)d->kind;
+    p->cat = d->category;
+    p->mask = d->mask;
+    p->user = d->user;
+    p->alive = true;
+    model_index(m);
+    m->index[model_slot(m, id)] = m->n - 1;
+    return &m->p[m->n - 1];
+}
+
+static mproxy *model_find(model *m, bp_proxy_id id) {
+    if (!m->index_cap) return NULL;
+    const size_t i = m->index[model_slot(m, id)];
+    return i == SIZE_MAX ? NULL : &m->p[i];
+}
+
+static bool model_pairs_with(const mproxy *a, const mproxy *b, int dim) {
+    if (!bpt_overlap(a->box, b->box, dim)) return false;
+    if (!(a->cat & b->mask) || !(b->cat & a->mask)) return false;
+    return !(a->kind == BP_PROXY_STATIC && b->kind == BP_PROXY_STATIC);
+}
+
+// The update: every pair of live proxies by brute force, diffed with the last set.
+static void model_update(model *m) {
+    mlist *now = &m->scratch;
+    now->n = m->begins.n = m->ends.n = 0;
+    size_t *live = bpt_xrealloc(NULL, (m->n + 1) * sizeof *live), nl = 0;
+    for (size_t i = 0; i < m->n; ++i)
+        if (m->p[i].alive) live[nl++] = i;
+    for (size_t x = 0; x < nl; ++x) {
+        const mproxy *a = &m->p[live[x]];
+        for (size_t y = x + 1; y < nl; ++y)
+            if (model_pairs_with(a, &m->p[live[y]], m->dim)) mlist_push(now, a->id, m->p[live[y]].id);
+    }
+    free(live);
+    if (now->n > 1) qsort(now->p, now->n, sizeof *now->p, mpair_cmp);
+    size_t a = 0, b = 0;
+    while (a < m->pairs.n || b < now->n) {
+        int c = a == m->pairs.n ? 1 : b == now->n ? -1 : mpair_cmp(&m->pairs.p[a], &now->p[b]);
+        if (c < 0) {
+            mlist_push(&m->ends, m->pairs.p[a].a, m->pairs.p[a].b);
+            ++a;
+        } else if (c > 0) {
+            mlist_push(&m->begins, now->p[b].a, now->p[b].b);
+            ++b;
+        } else {
+            ++a, ++b;
+        }
+    }
+    mlist t = m->pairs;
+    m->pairs = *now;
+    *now = t;
+}
+
+// Compares a list of the world's pairs with the model's, ids and user values.
+static void expect_pairs(model *m, const char *what, const bp_world_pairs *got, const mlist *want) {
+    CHECK_MSG(got->count == want->n, "%s: %zu pairs, the model has %zu", what, got->count, want->n);
+    for (size_t k = 0; k < want->n; ++k) {
+        const bp_world_pair *g = &got->pairs[k];
+        CHECK_MSG(g->a == want->p[k].a && g->b == want->p[k].b,
+                  "%s: pair %zu is (%" PRIx64 ", %" PRIx64 "), the model's (%" PRIx64 ", %" PRIx64 ")", what, k, g->a,
+                  g->b, want->p[k].a, want->p[k].b);
+        const mproxy *pa = model_find(m, g->a), *pb = model_find(m, g->b);
+        CHECK(pa && pb);
+        CHECK_MSG(g->user_a == pa->user && g->user_b == pb->user, "%s: pair %zu carries the wrong user values", what, k);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driving both
+
+typedef struct rig {
+    model m;
+    bp_world *w;
+    int dim;
+    bpt_rng r;
+    double world;       // side of the region most boxes live in
+    int size_class;     // 0 points, 1 small, 2 mixed, 3 some huge
+} rig;
+
+static void random_box(rig *g, float *box) {
+    double c[3], h[3];
+    const double W = g->world;
+    for (int a = 0; a < g->dim; ++a) {
+        c[a] = bpt_uniform(&g->r, 0.0, W);
+        double s;
+        switch (g->size_class) {
+        case 0: s = bpt_coin(&g->r, 0.7) ? 0.0 : 0.5; break;
+        case 1: s = bpt_uniform(&g->r, 0.2, 2.0); break;
+        case 2: s = exp(bpt_uniform(&g->r, log(0.05), log(W / 3))); break;
+        default: s = bpt_coin(&g->r, 0.05) ? exp(bpt_uniform(&g->r, log(W), log(1e30))) : bpt_uniform(&g->r, 0.1, 3.0);
+        }
+        h[a] = s;
+    }
+    if (g->size_class == 0 && bpt_coin(&g->r, 0.5))  // points on a coarse lattice: many coincide
+        for (int a = 0; a < g->dim; ++a) c[a] = floor(c[a] / 8.0) * 8.0;
+    bpt_set_box(box, g->dim, c, h);
+}
+
+static void moved_box(rig *g, const float *from, float *box) {
+    if (bpt_coin(&g->r, 0.1)) {  // teleport
+        random_box(g, box);
+        return;
+    }
+    const double step = bpt_coin(&g->r, 0.5) ? 0.3 : 3.0;
+    for (int a = 0; a < g->dim; ++a) {
+        const double m = bpt_uniform(&g->r, -step, step);
+        float lo = (float)((double)from[a] + m), hi = (float)((double)from[g->dim + a] + m);
+        box[a] = lo <= hi ? lo : hi;
+        box[g->dim + a] = hi;
+    }
+}
+
+static bp_proxy_def random_def(rig *g) {
+    bp_proxy_def d = bp_default_proxy_def();
+    d.kind = bpt_coin(&g->r, 0.3) ? BP_PROXY_STATIC : BP_PROXY_MOVING;
+    // Three bits of category and mask: plenty of filtered pairs, plenty that pass.
+    d.category = bpt_coin(&g->r, 0.6) ? 1 : (uint64_t)1 << bpt_below(&g->r, 3);
+    d.mask = bpt_coin(&g->r, 0.6) ? UINT64_MAX : (uint64_t)(1 + bpt_below(&g->r, 7));
+    d.user = bpt_next(&g->r);
+    return d;
+}
+
+// A live model proxy at random, or NULL when there is none.
+static mproxy *random_live(rig *g) {
+    size_t live = 0;
+    for (size_t k = 0; k < g->m.n; ++k) live += g->m.p[k].alive;
+    if (!live) return NULL;
+    size_t pick = bpt_below(&g->r, live);
+    for (size_t k = 0; k < g->m.n; ++k)
+        if (g->m.p[k].alive && pick-- == 0) return &g->m.p[k];
+    return NULL;
+}
+
+static void rig_validate(rig *g) { CHECK_OK(bp_world_validate(g->w)); }
+
+static int cmp_id(const void *x, const void *y) {
+    const bp_proxy_id a = *(const bp_proxy_id *)x, b = *(const bp_proxy_id *)y;
+    return (a > b) - (a < b);
+}
+
+static bp_world *make_world(int dim, bp_world_mode mode, float cell, const bp_allocator *al) {
+    bp_world_def def = bp_default_world_def();
+    def.dimension = dim;
+    def.mode = mode;
+    def.cell_size = cell;
+    if (al) def.allocator = *al;
+    bp_world *w = NULL;
+    CHECK_OK(bp_world_create(&def, &w));
+    CHECK(w != NULL);
+    return w;
+}
+
+static void rig_init(rig *g, int dim, bp_world_mode mode, float cell, uint64_t salt) {
+    memset(g, 0, sizeof *g);
+    g->dim = dim;
+    g->m.dim = dim;
+    g->r = bpt_rng_make(salt);
+    g->world = 100.0;
+    g->w = make_world(dim, mode, cell, NULL);
+}
+
+static void rig_free(rig *g) {
+    bp_world_destroy(g->w);
+    model_free(&g->m);
+}
+
+// One random operation (or a batch of them): drawn first (op_make), then run on the world
+// (op_run: its status), then checked against the model and applied to it (op_apply), so that a
+// run refused for lack of memory can be tried again and the model stays as the world must be.
+typedef enum { OP_ADD, OP_MOVE, OP_REMOVE, OP_SET, OP_QUERY, OP_UPDATE } op_kind;
+
+typedef struct op {
+    op_kind kind;
+    size_t n;
+    bool single, dflt;
+    float *boxes;
+    bp_proxy_def *defs;
+    bp_proxy_id *ids;
+    int what;  // OP_SET: 0 kind, 1 filter, 2 user; OP_QUERY: 0 box, 1 sphere, 2 point
+    bp_proxy_def def;
+    float lo[3], hi[3], c[3], radius;
+    uint64_t mask;
+    bp_world_events ev;
+    bp_world_hits hits;
+} op;
+
+static void op_free(op *o) {
+    free(o->boxes);
+    free(o->defs);
+    free(o->ids);
+    memset(o, 0, sizeof *o);
+}
+
+static void op_make(rig *g, op *o) {
+    const int dim = g->dim;
+    memset(o, 0, sizeof *o);
+    const double u = bpt_u01(&g->r);
+    if (u < 0.12 || !random_live(g)) {
+        o->kind = OP_ADD;
+        o->n = bpt_coin(&g->r, 0.5) ? 1 : 1 + bpt_below(&g->r, 40);
+        o->boxes = bpt_xrealloc(NULL, o->n * 6 * sizeof(float));
+        o->defs = bpt_xrealloc(NULL, o->n * sizeof *o->defs);
+        o->ids = bpt_xrealloc(NULL, o->n * sizeof *o->ids);
+        for (size_t k = 0; k < o->n; ++k) {
+            random_box(g, o->boxes + k * (size_t)(2 * dim));
+            o->defs[k] = random_def(g);
+        }
+        o->dflt = bpt_coin(&g->r, 0.1);
+        o->single = o->n == 1 && bpt_coin(&g->r, 0.5);
+    } else if (u < 0.60) {  // an id may appear twice in a batch: the last box wins
+        o->kind = OP_MOVE;
+        o->n = bpt_coin(&g->r, 0.4) ? 1 : 1 + bpt_below(&g->r, 30);
+        o->boxes = bpt_xrealloc(NULL, o->n * 6 * sizeof(float));
+        o->ids = bpt_xrealloc(NULL, o->n * sizeof *o->ids);
+        for (size_t k = 0; k < o->n; ++k) {
+            const mproxy *p = random_live(g);
+            o->ids[k] = p->id;
+            moved_box(g, p->box, o->boxes + k * (size_t)(2 * dim));
+        }
+        o->single = o->n == 1 && bpt_coin(&g->r, 0.5);
+    } else if (u < 0.70) {  // distinct ids
+        o->kind = OP_REMOVE;
+        const size_t want = bpt_coin(&g->r, 0.5) ? 1 : 1 + bpt_below(&g->r, 10);
+        o->ids = bpt_xrealloc(NULL, want * sizeof *o->ids);
+        for (size_t k = 0; k < want; ++k) {
+            const mproxy *p = random_live(g);
+            bool dup = false;
+            for (size_t j = 0; j < o->n; ++j) dup |= o->ids[j] == p->id;
+            if (!dup) o->ids[o->n++] = p->id;
+        }
+        o->single = o->n == 1 && bpt_coin(&g->r, 0.5);
+    } else if (u < 0.76) {
+        o->kind = OP_SET;
+        o->n = 1;
+        o->ids = bpt_xrealloc(NULL, sizeof *o->ids);
+        o->ids[0] = random_live(g)->id;
+        o->def = random_def(g);
+        o->what = (int)bpt_below(&g->r, 3);
+    } else if (u < 0.82) {
+        o->kind = OP_QUERY;
+        float box[6];
+        random_box(g, box);
+        o->what = (int)bpt_below(&g->r, 3);
+        o->mask = bpt_coin(&g->r, 0.5) ? UINT64_MAX : (uint64_t)(1 + bpt_below(&g->r, 7));
+        o->radius = (float)bpt_uniform(&g->r, 0.0, g->world / 4);
+        for (int a = 0; a < dim; ++a) {
+            o->lo[a] = box[a];
+            o->hi[a] = box[dim + a];
+            o->c[a] = box[a];
+        }
+    } else {
+        o->kind = OP_UPDATE;
+    }
+}
+
+static bp_status op_run(rig *g, op *o) {
+    bp_world *w = g->w;
+    const int dim = g->dim;
+    switch (o->kind) {
+    case OP_ADD: {
+        const bp_proxy_def *defs = o->dflt ? NULL : o->defs;
+        if (o->single)
+            return dim == 2 ? bp_world_add2(w, bpt_as2(o->boxes), defs, o->ids) : bp_world_add3(w, bpt_as3(o->boxes), defs, o->ids);
+        return dim == 2 ? bp_world_add_batch2(w, bpt_as2(o->boxes), defs, o->n, o->ids)
+                        : bp_world_add_batch3(w, bpt_as3(o->boxes), defs, o->n, o->ids);
+    }
+    case OP_MOVE:
+        if (o->single)
+            return dim == 2 ? bp_world_move2(w, o->ids[0], bpt_as2(o->boxes)) : bp_world_move3(w, o->ids[0], bpt_as3(o->boxes));
+        return dim == 2 ? bp_world_move_batch2(w, o->ids, bpt_as2(o->boxes), o->n)
+                        : bp_world_move_batch3(w, o->ids, bpt_as3(o->boxes), o->n);
+    case OP_REMOVE:
+        return o->single ? bp_world_remove(w, o->ids[0]) : bp_world_remove_batch(w, o->ids, o->n);
+    case OP_SET:
+        if (o->what == 0) return bp_world_set_kind(w, o->ids[0], o->def.kind);
+        if (o->what == 1) return bp_world_set_filter(w, o->ids[0], o->def.category, o->def.mask);
+        return bp_world_set_user(w, o->ids[0], o->def.user);
+    case OP_QUERY:
+        if (o->what == 0) return bp_world_query_box(w, o->lo, o->hi, o->mask, &o->hits);
+        if (o->what == 1) return bp_world_query_sphere(w, o->c, o->radius, o->mask, &o->hits);
+        return bp_world_query_point(w, o->c, o->mask, &o->hits);
+    case OP_UPDATE:
+        return bp_world_update(w, &o->ev);
+    }
+    return BP_ERR_INVALID_ARG;
+}
+
+static void check_query(rig *g, const op *o) {
+    bp_proxy_id *want = NULL;
+    size_t nw = 0;
+    for (size_t k = 0; k < g->m.n; ++k) {
+        const mproxy *p = &g->m.p[k];
+        if (!p->alive || !(p->cat & o->mask)) continue;
+        bool hit = true;
+        if (o->what == 1) {
+            double d2 = 0.0;
+            for (int a = 0; a < g->dim; ++a) {
+                const double x = o->c[a], l = p->box[a], u = p->box[g->dim + a];
+                const double e = x < l ? l - x : x > u ? x - u : 0.0;
+                d2 += e * e;
+            }
+            hit = d2 <= (double)o->radius * (double)o->radius;
+        } else {
+            for (int a = 0; a < g->dim; ++a) {
+                const float qlo = o->what == 0 ? o->lo[a] : o->c[a], qhi = o->what == 0 ? o->hi[a] : o->c[a];
+                hit &= p->box[a] <= qhi && qlo <= p->box[g->dim + a];
+            }
+        }
+        if (!hit) continue;
+        want = bpt_xrealloc(want, (nw + 1) * sizeof *want);
+        want[nw++] = p->id;
+    }
+    if (nw > 1) qsort(want, nw, sizeof *want, cmp_id);
+    CHECK_MSG(o->hits.count == nw, "query kind %d: %zu hits, the model has %zu", o->what, o->hits.count, nw);
+    for (size_t k = 0; k < nw; ++k) {
+        CHECK_MSG(o->hits.ids[k] == want[k], "query kind %d: hit %zu differs", o->what, k);
+        CHECK(o->hits.users[k] == model_find(&g->m, want[k])->user);
+    }
+    free(want);
+}
+
+static void op_apply(rig *g, op *o) {
+    const int dim = g->dim;
+    switch (o->kind) {
+    case OP_ADD: {
+        const bp_proxy_def d0 = bp_default_proxy_def();
+        for (size_t k = 0; k < o->n; ++k) {
+            CHECK(o->ids[k] != BP_NULL_PROXY);
+            CHECK(model_find(&g->m, o->ids[k]) == NULL);  // never an id handed out before
+            model_add(&g->m, o->ids[k], o->boxes + k * (size_t)(2 * dim), o->dflt ? &d0 : &o->defs[k]);
+        }
+        break;
+    }
+    case OP_MOVE:
+        for (size_t k = 0; k < o->n; ++k)
+            memcpy(model_find(&g->m, o->ids[k])->box, o->boxes + k * (size_t)(2 * dim), (size_t)(2 * dim) * sizeof(float));
+        break;
+    case OP_REMOVE:
+        for (size_t k = 0; k < o->n; ++k) model_find(&g->m, o->ids[k])->alive = false;
+        break;
+    case OP_SET: {
+        mproxy *p = model_find(&g->m, o->ids[0]);
+        if (o->what == 0) p->kind = (uint32_t)o->def.kind;
+        if (o->what == 1) {
+            p->cat = o->def.category;
+            p->mask = o->def.mask;
+        }
+        if (o->what == 2) p->user = o->def.user;
+        bp_proxy_info info;
+        CHECK_OK(bp_world_get_proxy(g->w, p->id, &info));
+        CHECK(info.kind == (bp_proxy_kind)p->kind && info.category == p->cat && info.mask == p->mask && info.user == p->user);
+        CHECK(memcmp(info.min, p->box, (size_t)dim * sizeof(float)) == 0);
+        CHECK(memcmp(info.max, p->box + dim, (size_t)dim * sizeof(float)) == 0);
+        break;
+    }
+    case OP_QUERY:
+        check_query(g, o);
+        break;
+    case OP_UPDATE: {
+        model_update(&g->m);
+        expect_pairs(&g->m, "begins", &o->ev.begins, &g->m.begins);
+        expect_pairs(&g->m, "ends", &o->ev.ends, &g->m.ends);
+        bp_world_stats st;
+        CHECK_OK(bp_world_get_stats(g->w, &st));
+        CHECK_EQ(st.pairs, g->m.pairs.n);
+        CHECK_EQ(st.begins, g->m.begins.n);
+        CHECK_EQ(st.ends, g->m.ends.n);
+        break;
+    }
+    }
+}
+
+static void rig_step(rig *g) {
+    op o;
+    op_make(g, &o);
+    CHECK_OK(op_run(g, &o));
+    rig_validate(g);
+    op_apply(g, &o);
+    if (o.kind == OP_UPDATE && bpt_coin(&g->r, 0.3)) {
+        bp_world_pairs all;
+        CHECK_OK(bp_world_get_pairs(g->w, &all));
+        expect_pairs(&g->m, "pairs", &all, &g->m.pairs);
+        rig_validate(g);
+    }
+    op_free(&o);
+}
+
+static void rig_update(rig *g) {
+    op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_UPDATE;
+    CHECK_OK(op_run(g, &o));
+    rig_validate(g);
+    op_apply(g, &o);
+    bp_world_pairs all;
+    CHECK_OK(bp_world_get_pairs(g->w, &all));
+    expect_pairs(&g->m, "pairs", &all, &g->m.pairs);
+}
+
+static void rig_query(rig *g) {
+    op o;
+    do op_make(g, &o); while (o.kind != OP_QUERY && (op_free(&o), true));
+    CHECK_OK(op_run(g, &o));
+    op_apply(g, &o);
+    op_free(&o);
+}
+
+static int arg_dim(int argc, char **argv) { return argc > 0 ? bpt_dim_arg(argc, argv, 0) : 2; }
+
+static bp_world_mode arg_mode(int argc, char **argv) {
+    if (argc < 2) return BP_WORLD_MODE_AUTO;
+    if (!strcmp(argv[1], "incremental")) return BP_WORLD_MODE_INCREMENTAL;
+    if (!strcmp(argv[1], "rebuild")) return BP_WORLD_MODE_REBUILD;
+    CHECK_MSG(!strcmp(argv[1], "auto"), "unknown mode '%s'", argv[1]);
+    return BP_WORLD_MODE_AUTO;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+
+// Thousands of random operations per world; every size class and cell size.
+static void case_random(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    const bp_world_mode mode = arg_mode(argc, argv);
+    static const float cells[4] = {0.0f, 0.01f, 5.0f, 1000.0f};
+    for (int trial = 0; trial < 8; ++trial) {
+        rig g;
+        rig_init(&g, dim, mode, cells[trial % 4], (uint64_t)trial);
+        g.size_class = trial % 4;
+        g.world = trial >= 4 ? 30.0 : 100.0;
+        for (int op = 0; op < 1000; ++op) {
+            bpt_note("trial %d op %d: %zu proxies in the model", trial, op, g.m.n);
+            rig_step(&g);
+        }
+        rig_update(&g);
+        rig_free(&g);
+    }
+}
+
+// Many frames of small moves of a few proxies among many (what the incremental update is for),
+// with adds and removes now and then; then everything moves for a few frames (rebuilds), and
+// back.
+static void case_frames(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    const bp_world_mode mode = arg_mode(argc, argv);
+    rig g;
+    rig_init(&g, dim, mode, 0.0f, 11);
+    g.size_class = 1;
+    g.world = dim == 2 ? 60.0 : 20.0;
+    const size_t n = 600;
+    float *boxes = bpt_xrealloc(NULL, n * 6 * sizeof(float));
+    bp_proxy_def *defs = bpt_xrealloc(NULL, n * sizeof *defs);
+    bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
+    for (size_t k = 0; k < n; ++k) {
+        random_box(&g, boxes + k * (size_t)(2 * dim));
+        defs[k] = random_def(&g);
+    }
+    CHECK_OK(dim == 2 ? bp_world_add_batch2(g.w, bpt_as2(boxes), defs, n, ids) : bp_world_add_batch3(g.w, bpt_as3(boxes), defs, n, ids));
+    for (size_t k = 0; k < n; ++k) model_add(&g.m, ids[k], boxes + k * (size_t)(2 * dim), &defs[k]);
+    rig_update(&g);
+    for (int f = 0; f < 120; ++f) {
+        bpt_note("frames: frame %d", f);
+        const bool all = f >= 60 && f < 66;
+        if (f % 10 == 3) rig_step(&g);
+        size_t moved = 0;
+        for (size_t k = 0; k < g.m.n; ++k) {
+            mproxy *p = &g.m.p[k];
+            if (!p->alive || !(all || bpt_coin(&g.r, 0.02))) continue;
+            float b[6];
+            moved_box(&g, p->box, b);
+            CHECK_OK(dim == 2 ? bp_world_move2(g.w, p->id, bpt_as2(b)) : bp_world_move3(g.w, p->id, bpt_as3(b)));
+            memcpy(p->box, b, sizeof b);
+            ++moved;
+        }
+        rig_update(&g);
+        bp_world_stats st;
+        CHECK_OK(bp_world_get_stats(g.w, &st));
+        if (mode == BP_WORLD_MODE_AUTO && moved > 0)
+            CHECK_MSG(st.rebuilt == all, "frame %d: %zu moved, rebuilt %d", f, moved, (int)st.rebuilt);
+        if (f % 7 == 0) rig_query(&g);
+    }
+    free(boxes);
+    free(defs);
+    free(ids);
+    rig_free(&g);
+}
+
+// The SCENES.md `static` scene (uniform's draws; object k moves when k % 100 == 0, the others
+// are static) and its check values: pairs at frame 0 and pairs / begins / ends at frame 10.
+static void case_static_scene(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    const bp_world_mode mode = arg_mode(argc, argv);
+    const size_t n = 10000;
+    const double pi = 3.14159265358979323846;
+    const double W = dim == 2 ? sqrt((double)n * pi / 0.05) : cbrt((double)n * (4.0 / 3.0) * pi / 0.05);
+    uint64_t s = 1;
+    bpt_rng r = {s};
+    double *p = bpt_xrealloc(NULL, n * 3 * sizeof(double)), *v = bpt_xrealloc(NULL, n * 3 * sizeof(double));
+    for (size_t i = 0; i < n; ++i) {
+        for (int a = 0; a < dim; ++a) p[3 * i + (size_t)a] = bpt_uniform(&r, 1, W - 1);
+        for (int a = 0; a < dim; ++a) v[3 * i + (size_t)a] = bpt_uniform(&r, -0.5, 0.5);
+    }
+    bp_world *w = make_world(dim, mode, 0.0f, NULL);
+    bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
+    float box[6];
+    for (size_t i = 0; i < n; ++i) {
+        for (int a = 0; a < dim; ++a) {
+            box[a] = (float)(p[3 * i + (size_t)a] - 1.0);
+            box[dim + a] = (float)(p[3 * i + (size_t)a] + 1.0);
+        }
+        bp_proxy_def d = bp_default_proxy_def();
+        d.kind = i % 100 == 0 ? BP_PROXY_MOVING : BP_PROXY_STATIC;
+        d.user = i;
+        CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(box), &d, &ids[i]) : bp_world_add3(w, bpt_as3(box), &d, &ids[i]));
+    }
+    bp_world_events ev;
+    CHECK_OK(bp_world_update(w, &ev));
+    bp_world_stats st;
+    CHECK_OK(bp_world_get_stats(w, &st));
+    const size_t want0 = dim == 2 ? 38 : 80;
+    CHECK_EQ(st.pairs, want0);
+    CHECK_EQ(ev.begins.count, want0);
+    for (int f = 1; f <= 10; ++f) {
+        for (size_t i = 0; i < n; i += 100) {
+            for (int a = 0; a < dim; ++a) {
+                double *pa = &p[3 * i + (size_t)a], *va = &v[3 * i + (size_t)a];
+                *pa += *va;
+                if (*pa - 1.0 < 0.0) {
+                    *pa = 1.0;
+                    *va = -*va;
+                }
+                if (*pa + 1.0 > W) {
+                    *pa = W - 1.0;
+                    *va = -*va;
+                }
+                box[a] = (float)(*pa - 1.0);
+                box[dim + a] = (float)(*pa + 1.0);
+            }
+            CHECK_OK(dim == 2 ? bp_world_move2(w, ids[i], bpt_as2(box)) : bp_world_move3(w, ids[i], bpt_as3(box)));
+        }
+        CHECK_OK(bp_world_update(w, &ev));
+        CHECK_OK(bp_world_validate(w));
+    }
+    CHECK_OK(bp_world_get_stats(w, &st));
+    const size_t want[3] = {dim == 2 ? 24u : 74u, dim == 2 ? 3u : 12u, dim == 2 ? 2u : 7u};
+    CHECK_EQ(st.pairs, want[0]);
+    CHECK_EQ(ev.begins.count, want[1]);
+    CHECK_EQ(ev.ends.count, want[2]);
+    // Every reported pair has a moving proxy, carried by user values (the object's index).
+    bp_world_pairs all;
+    CHECK_OK(bp_world_get_pairs(w, &all));
+    for (size_t k = 0; k < all.count; ++k) CHECK(all.pairs[k].user_a % 100 == 0 || all.pairs[k].user_b % 100 == 0);
+    bp_world_destroy(w);
+    free(p);
+    free(v);
+    free(ids);
+}
+
+// Every error a user can hit, each a specific status that changes nothing.
+static void case_errors(int argc, char **argv) {
+    (void)argc, (void)argv;
+    bp_world_def def = bp_default_world_def();
+    bp_world *w = NULL;
+    CHECK_ST(bp_world_create(NULL, &w), BP_ERR_NULL);
+    CHECK_ST(bp_world_create(&def, NULL), BP_ERR_NULL);
+    def.dimension = 4;
+    CHECK_ST(bp_world_create(&def, &w), BP_ERR_INVALID_ARG);
+    CHECK(w == NULL);
+    def = bp_default_world_def();
+    def.mode = (bp_world_mode)7;
+    CHECK_ST(bp_world_create(&def, &w), BP_ERR_INVALID_ARG);
+    def = bp_default_world_def();
+    def.method = BP_METHOD_COUNT;
+    CHECK_ST(bp_world_create(&def, &w), BP_ERR_INVALID_ARG);
+    def = bp_default_world_def();
+    def.cell_size = -1.0f;
+    CHECK_ST(bp_world_create(&def, &w), BP_ERR_INVALID_ARG);
+    def.cell_size = NAN;
+    CHECK_ST(bp_world_create(&def, &w), BP_ERR_NONFINITE);
+    def = bp_default_world_def();
+    def.allocator.alloc = bpt_alloc_fn;
+    CHECK_ST(bp_world_create(&def, &w), BP_ERR_INVALID_ARG);
+    bp_world_destroy(NULL);
+
+    w = make_world(2, BP_WORLD_MODE_AUTO, 0.0f, NULL);
+    bp_box2 b = {{0, 0}, {1, 1}}, bad = {{0, 0}, {1, 1}};
+    bp_box3 b3 = {{0, 0, 0}, {1, 1, 1}};
+    bp_proxy_id id = 1, a1 = 0;
+    size_t bi = 0;
+    CHECK_ST(bp_world_add2(NULL, &b, NULL, &id), BP_ERR_NULL);
+    CHECK_ST(bp_world_add2(w, NULL, NULL, &id), BP_ERR_NULL);
+    CHECK_ST(bp_world_add2(w, &b, NULL, NULL), BP_ERR_NULL);
+    CHECK_ST(bp_world_add3(w, &b3, NULL, &id), BP_ERR_DIMENSION);
+    bad.min[0] = NAN;
+    CHECK_ST(bp_world_add2(w, &bad, NULL, &id), BP_ERR_NONFINITE);
+    CHECK(id == BP_NULL_PROXY);
+    bad.min[0] = 2.0f;
+    CHECK_ST(bp_world_add2(w, &bad, NULL, &id), BP_ERR_INVERTED_BOX);
+    bad.min[0] = 0.0f;
+    bad.max[1] = INFINITY;
+    CHECK_ST(bp_world_add2(w, &bad, NULL, &id), BP_ERR_NONFINITE);
+    bp_proxy_def pd = bp_default_proxy_def();
+    pd.kind = (bp_proxy_kind)5;
+    CHECK_ST(bp_world_add2(w, &b, &pd, &id), BP_ERR_INVALID_ARG);
+    CHECK_OK(bp_world_add2(w, &b, NULL, &a1));
+    CHECK(a1 != BP_NULL_PROXY);
+
+    // A batch with a bad entry adds nothing, names the entry, leaves the ids null.
+    bp_box2 boxes[5] = {b, b, b, b, b};
+    bp_proxy_id ids[5];
+    boxes[3].max[0] = -1.0f;
+    CHECK_ST(bp_world_add_batch2(w, boxes, NULL, 5, ids), BP_ERR_INVERTED_BOX);
+    CHECK_OK(bp_world_bad_index(w, &bi));
+    CHECK_EQ(bi, 3);
+    for (int k = 0; k < 5; ++k) CHECK(ids[k] == BP_NULL_PROXY);
+    bp_world_stats st;
+    CHECK_OK(bp_world_get_stats(w, &st));
+    CHECK_EQ(st.proxies, 1);
+    CHECK_ST(bp_world_add_batch2(w, boxes, NULL, (size_t)BP_MAX_BOXES + 1, ids), BP_ERR_TOO_MANY);
+    CHECK_OK(bp_world_add_batch2(w, boxes, NULL, 0, ids));  // nothing: fine
+    CHECK_OK(bp_world_bad_index(w, &bi));
+    CHECK(bi == SIZE_MAX);
+    boxes[3] = b;
+    CHECK_OK(bp_world_add_batch2(w, boxes, NULL, 5, ids));
+
+    // Moves: stale and foreign ids, bad boxes, a bad entry in a batch moves nothing.
+    bp_box2 far = {{50, 50}, {51, 51}};
+    CHECK_ST(bp_world_move2(w, BP_NULL_PROXY, &far), BP_ERR_STALE);
+    CHECK_ST(bp_world_move2(w, a1 + 1, &far), BP_ERR_STALE);  // a generation never issued
+    CHECK_ST(bp_world_move2(w, a1 + ((uint64_t)999 << 32), &far), BP_ERR_STALE);  // a slot never used
+    CHECK_ST(bp_world_move2(w, a1, NULL), BP_ERR_NULL);
+    CHECK_ST(bp_world_move3(w, a1, &b3), BP_ERR_DIMENSION);
+    bad = far;
+    bad.max[1] = NAN;
+    CHECK_ST(bp_world_move2(w, a1, &bad), BP_ERR_NONFINITE);
+    bp_box2 mv[3] = {far, far, far};
+    bp_proxy_id mids[3] = {ids[0], ids[1], ids[2]};
+    mv[2].min[1] = 60.0f;
+    CHECK_ST(bp_world_move_batch2(w, mids, mv, 3), BP_ERR_INVERTED_BOX);
+    CHECK_OK(bp_world_bad_index(w, &bi));
+    CHECK_EQ(bi, 2);
+    bp_proxy_info info;
+    CHECK_OK(bp_world_get_proxy(w, ids[0], &info));
+    CHECK(info.min[0] == 0.0f);  // unmoved
+    mv[2] = far;
+    mids[1] = BP_NULL_PROXY;
+    CHECK_ST(bp_world_move_batch2(w, mids, mv, 3), BP_ERR_STALE);
+    CHECK_OK(bp_world_bad_index(w, &bi));
+    CHECK_EQ(bi, 1);
+    CHECK_ST(bp_world_move_batch2(w, NULL, mv, 3), BP_ERR_NULL);
+
+    // Foreign ids: another world's first id is not ours.
+    bp_world *other = make_world(2, BP_WORLD_MODE_AUTO, 0.0f, NULL);
+    bp_proxy_id foreign = 0;
+    CHECK_OK(bp_world_add2(other, &b, NULL, &foreign));
+    CHECK(foreign != a1);
+    CHECK_ST(bp_world_move2(w, foreign, &far), BP_ERR_STALE);
+    CHECK_ST(bp_world_remove(w, foreign), BP_ERR_STALE);
+    bp_world_destroy(other);
+
+    // Removes: double remove, a batch with a stale id or one id twice removes nothing.
+    CHECK_OK(bp_world_remove(w, ids[4]));
+    CHECK_ST(bp_world_remove(w, ids[4]), BP_ERR_STALE);
+    CHECK_ST(bp_world_get_proxy(w, ids[4], &info), BP_ERR_STALE);
+    CHECK_ST(bp_world_move2(w, ids[4], &far), BP_ERR_STALE);
+    CHECK_ST(bp_world_set_user(w, ids[4], 3), BP_ERR_STALE);
+    CHECK_ST(bp_world_set_kind(w, ids[4], BP_PROXY_STATIC), BP_ERR_STALE);
+    CHECK_ST(bp_world_set_filter(w, ids[4], 1, 1), BP_ERR_STALE);
+    bp_proxy_id rm[3] = {ids[0], ids[1], ids[0]};
+    CHECK_ST(bp_world_remove_batch(w, rm, 3), BP_ERR_STALE);
+    CHECK_OK(bp_world_bad_index(w, &bi));
+    CHECK_EQ(bi, 2);
+    rm[2] = ids[4];
+    CHECK_ST(bp_world_remove_batch(w, rm, 3), BP_ERR_STALE);
+    CHECK_OK(bp_world_get_stats(w, &st));
+    CHECK_EQ(st.proxies, 5);
+    CHECK_OK(bp_world_get_proxy(w, ids[0], &info));
+    CHECK_ST(bp_world_remove_batch(w, NULL, 2), BP_ERR_NULL);
+    CHECK_OK(bp_world_remove_batch(w, NULL, 0));
+    CHECK_ST(bp_world_set_kind(w, ids[0], (bp_proxy_kind)2), BP_ERR_INVALID_ARG);
+    CHECK_ST(bp_world_get_proxy(w, ids[0], NULL), BP_ERR_NULL);
+    CHECK_ST(bp_world_bad_index(w, NULL), BP_ERR_NULL);
+
+    // Queries.
+    bp_world_hits h;
+    float lo[2] = {0, 0}, hi[2] = {1, 1}, nanv[2] = {NAN, 0};
+    CHECK_OK(bp_world_query_box(w, lo, hi, 1, &h));
+    CHECK_ST(bp_world_query_box(NULL, lo, hi, 1, &h), BP_ERR_NULL);
+    CHECK_ST(bp_world_query_box(w, NULL, hi, 1, &h), BP_ERR_NULL);
+    CHECK_ST(bp_world_query_box(w, lo, hi, 1, NULL), BP_ERR_NULL);
+    CHECK_ST(bp_world_query_box(w, nanv, hi, 1, &h), BP_ERR_NONFINITE);
+    float hi2[2] = {-1, 1};
+    CHECK_ST(bp_world_query_box(w, lo, hi2, 1, &h), BP_ERR_INVERTED_BOX);
+    CHECK_ST(bp_world_query_sphere(w, lo, -1.0f, 1, &h), BP_ERR_NEGATIVE_RADIUS);
+    CHECK_ST(bp_world_query_sphere(w, lo, NAN, 1, &h), BP_ERR_NONFINITE);
+    CHECK_ST(bp_world_query_sphere(w, NULL, 1.0f, 1, &h), BP_ERR_NULL);
+    CHECK_ST(bp_world_query_point(w, nanv, 1, &h), BP_ERR_NONFINITE);
+    CHECK_ST(bp_world_query_point(w, NULL, 1, &h), BP_ERR_NULL);
+    CHECK_ST(bp_world_update(NULL, NULL), BP_ERR_NULL);
+    CHECK_OK(bp_world_update(w, NULL));
+    CHECK_ST(bp_world_get_pairs(w, NULL), BP_ERR_NULL);
+    CHECK_ST(bp_world_get_stats(w, NULL), BP_ERR_NULL);
+    CHECK_ST(bp_world_debug_draw(w, NULL), BP_ERR_NULL);
+    CHECK_ST(bp_world_validate(NULL), BP_ERR_NULL);
+    CHECK_OK(bp_world_validate(w));
+    // After the update, the removed proxy's slot is reused by the next add, with a new id: the
+    // old one stays stale.
+    bp_proxy_id again = 0;
+    CHECK_OK(bp_world_add2(w, &b, NULL, &again));
+    CHECK(again >> 32 == ids[4] >> 32 && again != ids[4]);
+    CHECK_ST(bp_world_move2(w, ids[4], &far), BP_ERR_STALE);
+    CHECK_OK(bp_world_move2(w, again, &far));
+    bp_world_destroy(w);
+}
+
+// Ids: generations advance on reuse; an id is stale from its removal on.
+static void case_ids(int argc, char **argv) {
+    (void)argc, (void)argv;
+    bp_world *w = make_world(2, BP_WORLD_MODE_AUTO, 0.0f, NULL);
+    bp_box2 b = {{0, 0}, {1, 1}};
+    bp_proxy_id first = 0, id = 0;
+    CHECK_OK(bp_world_add2(w, &b, NULL, &first));
+    id = first;
+    for (int k = 0; k < 50; ++k) {
+        CHECK_OK(bp_world_remove(w, id));
+        CHECK_OK(bp_world_update(w, NULL));
+        bp_proxy_id next = 0;
+        CHECK_OK(bp_world_add2(w, &b, NULL, &next));
+        CHECK(next >> 32 == first >> 32);      // the slot comes back
+        CHECK((uint32_t)next == (uint32_t)id + 1);  // with the next generation
+        CHECK_ST(bp_world_set_user(w, id, 1), BP_ERR_STALE);
+        id = next;
+    }
+    bp_world_destroy(w);
+}
+
+// The events do not depend on the order of the calls that led to them.
+static void case_order(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    bpt_rng r = bpt_rng_make(5);
+    const size_t n = 300;
+    float *boxes = bpt_xrealloc(NULL, n * 6 * sizeof(float)), *moved = bpt_xrealloc(NULL, n * 6 * sizeof(float));
+    for (size_t k = 0; k < n; ++k) {
+        double c[3], h[3];
+        for (int a = 0; a < dim; ++a) {
+            c[a] = bpt_uniform(&r, 0, 40);
+            h[a] = bpt_uniform(&r, 0.5, 2);
+        }
+        bpt_set_box(boxes + k * 6, dim, c, h);
+        for (int a = 0; a < dim; ++a) c[a] += bpt_uniform(&r, -2, 2);
+        bpt_set_box(moved + k * 6, dim, c, h);
+    }
+    bp_world_pair *first[2] = {NULL, NULL};
+    size_t counts[2] = {0, 0};
+    for (int order = 0; order < 3; ++order) {
+        bp_world *w = make_world(dim, order == 2 ? BP_WORLD_MODE_REBUILD : BP_WORLD_MODE_INCREMENTAL, 0.0f, NULL);
+        bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
+        for (size_t k = 0; k < n; ++k) {
+            bp_proxy_def d = bp_default_proxy_def();
+            d.user = k;
+            CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(boxes + k * 6), &d, &ids[k]) : bp_world_add3(w, bpt_as3(boxes + k * 6), &d, &ids[k]));
+        }
+        CHECK_OK(bp_world_update(w, NULL));
+        // Move one in three, in index order, in reverse, or (rebuild) in a shuffled order.
+        for (size_t q = 0; q < n; ++q) {
+            size_t k = order == 0 ? q : n - 1 - q;
+            if (order == 2) k = (q * 7919) % n;
+            if (k % 3) continue;
+            CHECK_OK(dim == 2 ? bp_world_move2(w, ids[k], bpt_as2(moved + k * 6)) : bp_world_move3(w, ids[k], bpt_as3(moved + k * 6)));
+        }
+        bp_world_events ev;
+        CHECK_OK(bp_world_update(w, &ev));
+        const bp_world_pairs *lists[2] = {&ev.begins, &ev.ends};
+        for (int l = 0; l < 2; ++l) {
+            if (order == 0) {
+                counts[l] = lists[l]->count;
+                first[l] = bpt_xrealloc(NULL, (counts[l] + 1) * sizeof **first);
+                memcpy(first[l], lists[l]->pairs, counts[l] * sizeof **first);
+            } else {
+                // Worlds differ in their ids' generations (each its own start): the slots, the
+                // user values (the index of the object) and the order must agree.
+                CHECK_EQ(lists[l]->count, counts[l]);
+                for (size_t q = 0; q < counts[l]; ++q) {
+                    const bp_world_pair *x = &first[l][q], *y = &lists[l]->pairs[q];
+                    CHECK(x->a >> 32 == y->a >> 32 && x->b >> 32 == y->b >> 32);
+                    CHECK(x->user_a == y->user_a && x->user_b == y->user_b);
+                }
+            }
+        }
+        CHECK(counts[0] > 10 && counts[1] > 10);  // something to compare
+        free(ids);
+        bp_world_destroy(w);
+    }
+    free(first[0]);
+    free(first[1]);
+    free(boxes);
+    free(moved);
+}
+
+// Allocation refused at every allocation of every kind of call: BP_ERR_NOMEM and the world as
+// it was (the model, which the failed call did not touch, keeps agreeing with it: its next
+// update's events would show anything half done), or BP_OK with the right answer when the call
+// could do without (a fold of the pair log put off); nothing leaked.
+static void case_nomem(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    const bp_world_mode mode = arg_mode(argc, argv);
+    bpt_alloc al;
+    memset(&al, 0, sizeof al);
+    rig g;
+    memset(&g, 0, sizeof g);
+    g.dim = dim;
+    g.m.dim = dim;
+    g.r = bpt_rng_make(77);
+    g.world = 30.0;
+    g.size_class = 2;
+    bp_world_def def = bp_default_world_def();
+    def.dimension = dim;
+    def.mode = mode;
+    def.allocator = bpt_allocator(&al);
+    for (size_t fail = 1;; ++fail) {
+        al.fail_at = al.allocs + fail;
+        bp_world *w = NULL;
+        bp_status st = bp_world_create(&def, &w);
+        al.fail_at = 0;
+        if (st == BP_OK) {
+            g.w = w;
+            break;
+        }
+        CHECK_ST(st, BP_ERR_NOMEM);
+        CHECK(w == NULL);
+        CHECK_EQ(al.live_blocks, 0);
+    }
+    size_t refused = 0;
+    for (int step = 0; step < 400; ++step) {
+        op o;
+        op_make(&g, &o);
+        for (size_t fail = 1;; ++fail) {
+            bpt_note("nomem: step %d (op %d), refusing allocation %zu of the call", step, (int)o.kind, fail);
+            al.fail_at = al.allocs + fail;
+            const size_t failures = al.failures;
+            const bp_status st = op_run(&g, &o);
+            al.fail_at = 0;
+            CHECK_OK(bp_world_validate(g.w));
+            if (st == BP_OK) break;
+            CHECK_ST(st, BP_ERR_NOMEM);
+            CHECK(al.failures == failures + 1);
+            ++refused;
+            if (o.kind == OP_ADD)
+                for (size_t k = 0; k < o.n; ++k) CHECK(o.ids[k] == BP_NULL_PROXY);
+            bp_world_stats st2;
+            CHECK_OK(bp_world_get_stats(g.w, &st2));
+            CHECK_MSG(st2.bytes == al.live_bytes, "stats.bytes %zu != live %zu", st2.bytes, al.live_bytes);
+        }
+        op_apply(&g, &o);
+        op_free(&o);
+    }
+    CHECK_MSG(refused > 50, "only %zu refusals: the calls allocate less than expected", refused);
+    op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_UPDATE;
+    CHECK_OK(op_run(&g, &o));
+    op_apply(&g, &o);
+    rig_free(&g);
+    CHECK_MSG(al.live_blocks == 0 && al.live_bytes == 0, "%zu blocks (%zu bytes) leaked", al.live_blocks, al.live_bytes);
+}
+
+// A warm world allocates nothing: frames of moves and updates, patched and rebuilt, once the
+// first frames have sized everything.
+static void case_warm(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    bpt_alloc al;
+    memset(&al, 0, sizeof al);
+    bpt_rng r = bpt_rng_make(9);
+    const size_t n = 2000;
+    for (int mode = 0; mode < 3; ++mode) {
+        bp_world_def def = bp_default_world_def();
+        def.dimension = dim;
+        def.mode = (bp_world_mode)mode;
+        def.allocator = bpt_allocator(&al);
+        bp_world *w = NULL;
+        CHECK_OK(bp_world_create(&def, &w));
+        float *boxes = bpt_xrealloc(NULL, n * 6 * sizeof(float));
+        bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
+        for (size_t k = 0; k < n; ++k) {
+            double c[3], h[3];
+            for (int a = 0; a < dim; ++a) {
+                c[a] = bpt_uniform(&r, 0, dim == 2 ? 150 : 40);
+                h[a] = 1.0;
+            }
+            bpt_set_box(boxes + k * 6, dim, c, h);
+            CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(boxes + k * 6), NULL, &ids[k]) : bp_world_add3(w, bpt_as3(boxes + k * 6), NULL, &ids[k]));
+        }
+        for (int f = 0; f < 60; ++f) {
+            // Frames 0-29: one proxy in fifty moves (patched under AUTO); 30-59: all of them.
+            const size_t every = f < 30 ? 50 : 1;
+            if (f == 20 || f == 50) al.allocs = 0;
+            for (size_t k = (size_t)f % every; k < n; k += every) {
+                float *b = boxes + k * 6;
+                const double dx = (f / 5) % 2 ? 0.3 : -0.3;
+                for (int a = 0; a < dim; a += 2) {
+                    b[a] = (float)((double)b[a] + dx);
+                    b[dim + a] = (float)((double)b[dim + a] + dx);
+                }
+                CHECK_OK(dim == 2 ? bp_world_move2(w, ids[k], bpt_as2(b)) : bp_world_move3(w, ids[k], bpt_as3(b)));
+            }
+            bp_world_events ev;
+            CHECK_OK(bp_world_update(w, &ev));
+            if ((f >= 20 && f < 30) || f >= 50)
+                CHECK_MSG(al.allocs == 0, "mode %d frame %d: %zu allocations in a warm frame", mode, f, al.allocs);
+        }
+        bp_world_destroy(w);
+        free(boxes);
+        free(ids);
+        CHECK_EQ(al.live_blocks, 0);
+    }
+}
+
+// Huge boxes: the work of an update or a query must not grow with a box's extent. Ten boxes
+// from y = -27.74 to 1e30 and a point (issue #17's input, here in the world), with the cell
+// size fixed small and automatic: the candidate tests stay a few per proxy.
+static void case_huge(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    static const float cells[3] = {4.25f, 0.0f, 1e-3f};
+    for (int c = 0; c < 3; ++c) {
+        for (int mode = 0; mode < 3; ++mode) {
+            bp_world *w = make_world(dim, (bp_world_mode)mode, cells[c], NULL);
+            float b[6] = {-27.75f, -27.74f, 0.0f, 0.0f, 1e30f, 1.0f};
+            if (dim == 3) {
+                const float b3[6] = {-27.75f, -27.74f, -1.0f, 0.0f, 1e30f, 1.0f};
+                memcpy(b, b3, sizeof b);
+            }
+            bp_proxy_id ids[12];
+            for (int k = 0; k < 10; ++k)
+                CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(b), NULL, &ids[k]) : bp_world_add3(w, bpt_as3(b), NULL, &ids[k]));
+            const float pt[6] = {-27.75f, -27.75f, 0.0f, -27.75f, -27.75f, 0.0f};
+            float p2[6];
+            for (int a = 0; a < dim; ++a) p2[a] = p2[dim + a] = pt[a];
+            CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(p2), NULL, &ids[10]) : bp_world_add3(w, bpt_as3(p2), NULL, &ids[10]));
+            bp_world_events ev;
+            CHECK_OK(bp_world_update(w, &ev));
+            CHECK_EQ(ev.begins.count, 45);  // the ten tall boxes pair; the point lies below them
+            for (int f = 0; f < 4; ++f) {
+                b[dim + 1] = f % 2 ? 1e30f : 3e38f;
+                for (int k = 0; k < 10; k += 3)
+                    CHECK_OK(dim == 2 ? bp_world_move2(w, ids[k], bpt_as2(b)) : bp_world_move3(w, ids[k], bpt_as3(b)));
+                p2[1] = p2[dim + 1] = f % 2 ? -27.75f : -27.74f;
+                CHECK_OK(dim == 2 ? bp_world_move2(w, ids[10], bpt_as2(p2)) : bp_world_move3(w, ids[10], bpt_as3(p2)));
+                CHECK_OK(bp_world_update(w, &ev));
+                bp_world_stats st;
+                CHECK_OK(bp_world_get_stats(w, &st));
+                CHECK_EQ(st.pairs, f % 2 ? 45 : 55);  // at y = -27.74 the point touches all ten
+                CHECK_MSG(st.checks < 2000, "cell %g mode %d frame %d: %llu checks", (double)cells[c], mode, f,
+                          (unsigned long long)st.checks);
+                bp_world_hits h;
+                float lo[3] = {-1e38f, -1e38f, -1e38f}, hi[3] = {1e38f, 1e38f, 1e38f};
+                CHECK_OK(bp_world_query_box(w, lo, hi, UINT64_MAX, &h));
+                CHECK_EQ(h.count, 11);
+                CHECK_OK(bp_world_validate(w));
+            }
+            bp_world_destroy(w);
+        }
+    }
+}
+
+static const bpt_case cases[] = {
+    {"random", case_random}, {"frames", case_frames}, {"static", case_static_scene}, {"errors", case_errors},
+    {"ids", case_ids},       {"order", case_order},   {"nomem", case_nomem},           {"warm", case_warm},
+    {"huge", case_huge},
+};
+
+BPT_MAIN(cases)
