@@ -6,7 +6,7 @@
 #include "method.h"
 #include "pool.h"
 
-/// One worker's pairs during a parallel pair pass (src/par.c), kept between calls.
+/// One worker's overflow pairs during a parallel pair pass (src/par.c), kept between calls.
 typedef struct bp_par_worker {
     bp_pair *pairs;
     size_t cap, count;
@@ -15,10 +15,11 @@ typedef struct bp_par_worker {
 
 /// Where one task of a parallel pair pass left its pairs (in task order: the output order).
 typedef struct bp_par_seg {
-    size_t offset, count;  // in its worker's buffer
+    size_t offset, count;  // in the arena, or in its worker's buffer when it overflowed its slot
     size_t at;             // in the merged output of its wave
     uint64_t checks;
     uint32_t worker;
+    bool overflow;
 } bp_par_seg;
 
 /// One block of the load's statistics (bp_set_boxes).
@@ -60,7 +61,11 @@ struct bp_context {
     bool par;               // this call may run in parallel (bp_run: pool and n >= parallel_min)
     size_t par_min;         // calls with fewer boxes stay serial
     size_t par_grain;       // 0, or the smallest task when def.parallel_min asks for small ones
-    bp_par_worker *pw;      // one per worker
+    bp_par_worker *pw;      // one per worker: pairs of tasks that overflowed their slot
+    bp_pair *arena;         // the tasks' slots for their pairs
+    size_t arena_cap;
+    size_t *task_last;      // per task: its pairs on the last pair pass (slot sizes)
+    size_t task_last_cap;
     size_t pw_cap;
     bp_par_seg *segs;       // one per task of a pair pass
     size_t segs_cap;

@@ -67,20 +67,35 @@ bp_status bp_par_copy(bp_context *ctx, void *dst, const void *src, size_t bytes)
 // ---------------------------------------------------------------------------------------------
 // Pair passes
 
-// A task's sink: the pairs go to its worker's buffer, which grows as needed.
+// A task's sink. Its pairs go to its slot of the context's arena, sized from what the same
+// task found on the last call with half as much again; a task that finds more moves them to its
+// worker's overflow buffer and goes on there. Slots depend on the tasks, not on which worker
+// runs them, so a warm frame (similar pairs per task) allocates nothing whatever the schedule.
 typedef struct par_sink {
     bp_sink s;  // first: the flush gets a pointer to it
     bp_par_worker *w;
+    size_t start;  // in the overflow buffer: where this task's pairs begin
+    bool overflow;
 } par_sink;
 
 static bp_status par_flush(bp_sink *s) {
     par_sink *ps = (par_sink *)s;
     bp_par_worker *w = ps->w;
     bp_status st = BP_OK;
-    w->pairs = bp_grow(s->ctx, w->pairs, &w->cap, s->cap + 1, sizeof *w->pairs, true, &st);
-    if (st != BP_OK) return st;
-    s->buf = w->pairs;
-    s->cap = w->cap;
+    if (!ps->overflow) {
+        // Out of its slot: to the end of the worker's overflow buffer, with room to grow.
+        const size_t start = w->count;
+        w->pairs = bp_grow(s->ctx, w->pairs, &w->cap, start + 2 * s->cap + 1, sizeof *w->pairs, true, &st);
+        if (st != BP_OK) return st;
+        memcpy(w->pairs + start, s->buf, s->count * sizeof *s->buf);
+        ps->start = start;
+        ps->overflow = true;
+    } else {
+        w->pairs = bp_grow(s->ctx, w->pairs, &w->cap, ps->start + s->cap + 1, sizeof *w->pairs, true, &st);
+        if (st != BP_OK) return st;
+    }
+    s->buf = w->pairs + ps->start;
+    s->cap = w->cap - ps->start;
     return BP_OK;
 }
 
@@ -92,6 +107,7 @@ typedef struct par_pair_job {
     uint32_t tasks;  // of the whole pass
     uint32_t first;  // first task of this wave
     uint32_t split;
+    size_t *slot;    // per task of the wave: its slot's offset in the arena, then its end
     _Atomic int status;  // the first error of a task (then the others stop early)
 } par_pair_job;
 
@@ -102,7 +118,8 @@ static void par_pair_task(void *user, uint32_t wt, uint32_t worker) {
     bp_par_seg *seg = &ctx->segs[t];
     bp_par_worker *w = &ctx->pw[worker];
     seg->worker = worker;
-    seg->offset = w->count;
+    seg->overflow = false;
+    seg->offset = j->slot[2 * wt];
     seg->count = 0;
     seg->checks = 0;
     if (atomic_load_explicit(&j->status, memory_order_relaxed) != BP_OK) return;
@@ -112,18 +129,20 @@ static void par_pair_task(void *user, uint32_t wt, uint32_t worker) {
     ps.s.ctx = ctx;
     ps.s.split = j->split;
     ps.s.flush = par_flush;
-    ps.s.buf = w->pairs;
-    ps.s.count = w->count;
-    ps.s.cap = w->cap;
-    bp_status st = BP_OK;
-    if (w->cap - w->count <= BP_SINK_MIN_ROOM) st = par_flush(&ps.s);  // count < cap, with room
+    ps.s.buf = ctx->arena + j->slot[2 * wt];
+    ps.s.count = 0;
+    ps.s.cap = j->slot[2 * wt + 1] - j->slot[2 * wt];  // more than BP_SINK_MIN_ROOM
     size_t b, e;
     bp_par_range(j->items, j->tasks, t, &b, &e);
     uint64_t checks = 0;
-    if (st == BP_OK) st = j->fn(j->user, b, e, worker, &ps.s, &checks);
-    seg->count = ps.s.count - seg->offset;
+    bp_status st = j->fn(j->user, b, e, worker, &ps.s, &checks);
+    seg->count = ps.s.count;
     seg->checks = checks;
-    w->count = ps.s.count;
+    if (ps.overflow) {
+        seg->overflow = true;
+        seg->offset = ps.start;
+        w->count = ps.start + ps.s.count;
+    }
     if (st != BP_OK) {
         int ok = BP_OK;
         atomic_compare_exchange_strong(&j->status, &ok, (int)st);
@@ -163,8 +182,8 @@ static void par_merge_task(void *user, uint32_t wt, uint32_t worker) {
     (void)worker;
     const par_merge_job *j = user;
     const bp_par_seg *seg = &j->ctx->segs[j->first + wt];
-    if (seg->count)
-        par_copy(j->dst + seg->at, j->ctx->pw[seg->worker].pairs + seg->offset, seg->count, j->stream);
+    const bp_pair *src = (seg->overflow ? j->ctx->pw[seg->worker].pairs : j->ctx->arena) + seg->offset;
+    if (seg->count) par_copy(j->dst + seg->at, src, seg->count, j->stream);
 }
 
 // Sends tasks [first, first + count) of a pass, in order, to the sink.
@@ -189,7 +208,8 @@ static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uin
     }
     for (uint32_t k = 0; k < count && st == BP_OK; ++k) {
         const bp_par_seg *seg = &ctx->segs[first + k];
-        st = bp_sink_append(sink, ctx->pw[seg->worker].pairs + seg->offset, seg->count);
+        const bp_pair *src = (seg->overflow ? ctx->pw[seg->worker].pairs : ctx->arena) + seg->offset;
+        st = bp_sink_append(sink, src, seg->count);
     }
     return st;
 }
@@ -206,6 +226,12 @@ bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grai
         memset(ctx->pw + old, 0, (ctx->pw_cap - old) * sizeof *ctx->pw);
     }
     BP_RESERVE_DISCARD(ctx, ctx->segs, ctx->segs_cap, tasks);
+    // The tasks' pair counts of the last pass (for their slots), kept; zero for new tasks.
+    if (ctx->task_last_cap < tasks) {
+        const size_t old = ctx->task_last_cap;
+        BP_RESERVE(ctx, ctx->task_last, ctx->task_last_cap, tasks);
+        memset(ctx->task_last + old, 0, (ctx->task_last_cap - old) * sizeof *ctx->task_last);
+    }
     par_pair_job j;
     j.ctx = ctx;
     j.fn = fn;
@@ -217,14 +243,28 @@ bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grai
     // Callback mode: waves; buffer mode: one.
     const bool waves = !bp_sink_buffered(sink);
     const uint32_t wave = waves ? workers * BP_PAR_WAVE_PER_WORKER : tasks;
+    j.slot = bp_par_scratch(ctx, 2 * (size_t)wave * sizeof *j.slot, &(bp_status){BP_OK});
+    if (!j.slot) return BP_ERR_NOMEM;
     bp_status st = BP_OK;
     for (uint32_t first = 0; first < tasks && st == BP_OK; first += wave) {
         const uint32_t count = tasks - first < wave ? tasks - first : wave;
+        // Slots: last call's count and half again, and room for a block of writes.
+        size_t total = 0;
+        for (uint32_t k = 0; k < count; ++k) {
+            const size_t last = ctx->task_last[first + k];
+            j.slot[2 * k] = total;
+            total += last + last / 2 + 2 * BP_SINK_MIN_ROOM;
+            j.slot[2 * k + 1] = total;
+        }
+        BP_RESERVE_DISCARD(ctx, ctx->arena, ctx->arena_cap, total);
         for (uint32_t w = 0; w < workers; ++w) ctx->pw[w].count = 0;
         j.first = first;
         st = bp_par_run(ctx, count, par_pair_task, &j);
         if (st == BP_OK) st = (bp_status)atomic_load(&j.status);
-        for (uint32_t k = 0; k < count; ++k) *checks += ctx->segs[first + k].checks;
+        for (uint32_t k = 0; k < count; ++k) {
+            *checks += ctx->segs[first + k].checks;
+            if (st == BP_OK) ctx->task_last[first + k] = ctx->segs[first + k].count;
+        }
         if (st == BP_OK) st = par_deliver(ctx, sink, first, count);
     }
     return st;

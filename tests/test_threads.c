@@ -560,6 +560,34 @@ static void case_nomem(int argc, char **argv) {
     free_inputs(&s);
 }
 
+// A warm context with workers allocates nothing: after a few frames of a moving scene (the
+// same n, a similar pair count), further frames, in buffer and callback mode, call no
+// allocation hook.
+static void case_warm(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    inputs s = {0};
+    const size_t n = m == BP_METHOD_BRUTE ? 1500 : Q(6000, 3000);
+    add_random(&s, "moving", dim, n, 12, 0.5, 1.5, 61);
+    const input *in = &s.in[0];
+    bpt_alloc al;
+    memset(&al, 0, sizeof al);
+    config c = {3, false, NULL, &al, 1, BP_GRID_LAYOUT_AUTO, 0};
+    bp_context *ctx = make_context(m, dim, &c);
+    bpt_pairs got = {0};
+    for (size_t f = 0; f < in->frames; ++f) {
+        const size_t before = al.allocs;
+        bpt_note("frame %zu", f);
+        CHECK_OK(bpt_find(ctx, dim, frame_of(in, f), n, BPT_BUFFER, &got));
+        CHECK_OK(bpt_find(ctx, dim, frame_of(in, f), n, BPT_CALLBACK, &got));
+        if (f >= 6) CHECK_MSG(al.allocs == before, "a warm frame allocated %zu times", al.allocs - before);
+    }
+    bp_context_destroy(ctx);
+    CHECK_EQ(al.live_blocks, 0);
+    bpt_pairs_free(&got);
+    free_inputs(&s);
+}
+
 typedef struct stopper {
     tlog *log;
     size_t batches, stop_after;
@@ -746,7 +774,7 @@ static void case_bad_hooks(int argc, char **argv) {
 static const bpt_case cases[] = {
     {"same", case_same},         {"sorted", case_sorted},   {"hooks", case_hooks},
     {"nomem", case_nomem},       {"stopped", case_stopped}, {"auto", case_auto},
-    {"bad_def", case_bad_def},   {"bad_hooks", case_bad_hooks},
+    {"bad_def", case_bad_def},   {"bad_hooks", case_bad_hooks}, {"warm", case_warm},
 };
 
 BPT_MAIN(cases)
