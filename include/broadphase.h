@@ -198,9 +198,9 @@ typedef struct bp_context_def {
     bp_finish_task_fn *finish_task;
     void *task_user;  ///< given to both hooks
     /// Calls with fewer boxes than this run on the calling thread alone, where waking workers
-    /// costs more than they save; 0: automatic (BP_PARALLEL_MIN_AUTO boxes, measured,
-    /// docs/architecture.md). Smaller values also cut the work into smaller tasks (at least
-    /// parallel_min items each, up to 2048): for tests of the parallel paths on small inputs.
+    /// costs more than they save; 0: automatic (BP_PARALLEL_MIN_AUTO boxes, docs/architecture.md).
+    /// A value below the passes' usual task sizes (1,024 to 32,768 items) also makes their tasks
+    /// that small: for tests of the parallel paths on small inputs. No effect with 1 worker.
     size_t parallel_min;
     struct {
         int axis;            ///< -1: choose from the boxes' spread each call (default); 0..dim-1 fixed
