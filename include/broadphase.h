@@ -184,24 +184,6 @@ typedef struct bp_context_def {
     bp_method method;        ///< default BP_METHOD_AUTO
     bool sort_pairs;         ///< deliver pairs sorted by (i, j). Default false (method order).
     bp_allocator allocator;  ///< default: malloc/free
-    /// Threads one call may use, the calling thread included: 1 (the default; 0 means 1) runs
-    /// everything on the calling thread and creates no thread. From 2 to BP_MAX_WORKERS, the
-    /// context starts workers - 1 threads of its own when it is created (they sleep between
-    /// calls), or, with the task hooks below, hands its tasks to the engine's scheduler. The
-    /// pairs, their order and the callback's batches are the same for every worker count; the
-    /// callback is always called from the calling thread. Memory: each worker keeps a buffer of
-    /// the pairs it found (docs/architecture.md, "Threads").
-    int workers;
-    /// Optional task hooks (both or neither): with them no thread is created and tasks run on the
-    /// engine's scheduler, with worker numbers below `workers`.
-    bp_enqueue_task_fn *enqueue_task;
-    bp_finish_task_fn *finish_task;
-    void *task_user;  ///< given to both hooks
-    /// Calls with fewer boxes than this run on the calling thread alone, where waking workers
-    /// costs more than they save; 0: automatic (BP_PARALLEL_MIN_AUTO boxes, docs/architecture.md).
-    /// A value below the passes' usual task sizes (1,024 to 32,768 items) also makes their tasks
-    /// that small: for tests of the parallel paths on small inputs. No effect with 1 worker.
-    size_t parallel_min;
     struct {
         int axis;            ///< -1: choose from the boxes' spread each call (default); 0..dim-1 fixed
         bool coherence;      ///< reuse last frame's order (adaptive insertion sort). Default true.
@@ -227,6 +209,24 @@ typedef struct bp_context_def {
         uint32_t threshold;  ///< groups of at most this many boxes are brute-forced; 0: automatic (8)
         float epsilon;       ///< shrink (>0) or grow (<0) intervals; 0: closed-interval rule
     } rdc;
+    /// Threads one call may use, the calling thread included: 1 (the default; 0 means 1) runs
+    /// everything on the calling thread and creates no thread. From 2 to BP_MAX_WORKERS, the
+    /// context starts workers - 1 threads of its own when it is created (they sleep between
+    /// calls), or, with the task hooks below, hands its tasks to the engine's scheduler. The
+    /// pairs, their order and the callback's batches are the same for every worker count; the
+    /// callback is always called from the calling thread. Memory: the tasks' pairs are held
+    /// once more while they are merged (docs/architecture.md, "Threads").
+    int workers;
+    /// Optional task hooks (both or neither): with them no thread is created and tasks run on the
+    /// engine's scheduler, with worker numbers below `workers`.
+    bp_enqueue_task_fn *enqueue_task;
+    bp_finish_task_fn *finish_task;
+    void *task_user;  ///< given to both hooks
+    /// Calls with fewer boxes than this run on the calling thread alone, where waking workers
+    /// costs more than they save; 0: automatic (BP_PARALLEL_MIN_AUTO boxes, docs/architecture.md).
+    /// A value below the passes' usual task sizes (1,024 to 32,768 items) also makes their tasks
+    /// that small: for tests of the parallel paths on small inputs. No effect with 1 worker.
+    size_t parallel_min;
 } bp_context_def;
 
 /// What parallel_min 0 means: calls with fewer boxes stay on the calling thread.
