@@ -134,12 +134,34 @@ typedef struct bp_indices {
 } bp_indices;
 
 /// Allocation hooks. `alloc` returns memory aligned to `align` (a power of two, at most 64) or
-/// NULL; `free` receives the size that was asked for. All three zero: the C library.
+/// NULL; `free` receives the size that was asked for. All three zero: the C library. With several
+/// workers the hooks may be called from any of them, but never from two at once.
 typedef struct bp_allocator {
     void *(*alloc)(size_t size, size_t align, void *user);
     void (*free)(void *ptr, size_t size, void *user);
     void *user;
 } bp_allocator;
+
+/// The most workers a context or world accepts (bp_context_def.workers, bp_world_def.workers).
+#define BP_MAX_WORKERS 256
+
+/// Task hooks: run the library's parallel work on an engine's own scheduler instead of threads of
+/// its own (the model is Box2D v3's enqueue/finish callbacks). A task body processes items
+/// [begin, end) of a task on worker `worker`, 0 <= worker < workers: two ranges that run at the
+/// same time must be given different worker numbers (each worker has its own scratch memory).
+/// Ranges may run in any order, on any thread, or all on the calling thread: the results are the
+/// same. `task_context` is the library's, to be passed back unchanged.
+typedef void bp_task_fn(uint32_t begin, uint32_t end, uint32_t worker, void *task_context);
+
+/// Starts `task` over the items [0, count), in ranges of at least `min_range` items (the last may
+/// be shorter), and returns a handle for the finish hook; or runs every item itself before
+/// returning (for example `task(0, count, 0, task_context)`) and returns NULL, and then the
+/// finish hook is not called. `user` is the definition's task_user.
+typedef void *bp_enqueue_task_fn(bp_task_fn *task, uint32_t count, uint32_t min_range, void *task_context,
+                                 void *user);
+
+/// Waits until every item of the task `handle` (from the enqueue hook) has run.
+typedef void bp_finish_task_fn(void *handle, void *user);
 
 /// How method `grid` stores its cells (docs/grid.md). Either way the pairs are the same.
 typedef enum bp_grid_layout {
@@ -187,18 +209,41 @@ typedef struct bp_context_def {
         uint32_t threshold;  ///< groups of at most this many boxes are brute-forced; 0: automatic (8)
         float epsilon;       ///< shrink (>0) or grow (<0) intervals; 0: closed-interval rule
     } rdc;
+    /// Threads one call may use, the calling thread included: 1 (the default; 0 means 1) runs
+    /// everything on the calling thread and creates no thread. From 2 to BP_MAX_WORKERS, the
+    /// context starts workers - 1 threads of its own when it is created (they sleep between
+    /// calls), or, with the task hooks below, hands its tasks to the engine's scheduler. The
+    /// pairs, their order and the callback's batches are the same for every worker count; the
+    /// callback is always called from the calling thread. Memory: the tasks' pairs are held
+    /// once more while they are merged (docs/architecture.md, "Threads").
+    int workers;
+    /// Optional task hooks (both or neither): with them no thread is created and tasks run on the
+    /// engine's scheduler, with worker numbers below `workers`.
+    bp_enqueue_task_fn *enqueue_task;
+    bp_finish_task_fn *finish_task;
+    void *task_user;  ///< given to both hooks
+    /// Calls with fewer boxes than this run on the calling thread alone, where waking workers
+    /// costs more than they save; 0: automatic (BP_PARALLEL_MIN_AUTO boxes, docs/architecture.md).
+    /// A value below the passes' usual task sizes (1,024 to 32,768 items) also makes their tasks
+    /// that small: for tests of the parallel paths on small inputs. No effect with 1 worker.
+    size_t parallel_min;
 } bp_context_def;
 
-/// The defaults: dimension 2, AUTO, unsorted pairs, C library allocator, sweep axis automatic
-/// with coherence, every other option automatic.
+/// What parallel_min 0 means: calls with fewer boxes stay on the calling thread.
+#define BP_PARALLEL_MIN_AUTO 32768
+
+/// The defaults: dimension 2, AUTO, unsorted pairs, C library allocator, one worker (no thread),
+/// sweep axis automatic with coherence, every other option automatic.
 BP_API bp_context_def bp_default_context_def(void);
 
-/// A reusable broad-phase context. Not thread-safe: one thread at a time per context.
+/// A reusable broad-phase context. Not thread-safe: one thread at a time calls a context (which
+/// may then use its workers).
 typedef struct bp_context bp_context;
 
-/// Creates a context. Errors: BP_ERR_NULL (def or out NULL), BP_ERR_INVALID_ARG (bad dimension,
-/// method out of range, half an allocator, bad option), BP_ERR_UNSUPPORTED (method not built),
-/// BP_ERR_NOMEM. On error *out is set to NULL.
+/// Creates a context (and, for workers > 1 without task hooks, its threads). Errors: BP_ERR_NULL
+/// (def or out NULL), BP_ERR_INVALID_ARG (bad dimension, method out of range, half an allocator,
+/// half the task hooks, workers out of range, bad option), BP_ERR_UNSUPPORTED (method not built),
+/// BP_ERR_NOMEM (memory, or a thread could not be started). On error *out is set to NULL.
 BP_API bp_status bp_context_create(const bp_context_def *def, bp_context **out);
 
 /// Frees the context and everything it owns. NULL is accepted and ignored.
@@ -243,7 +288,7 @@ BP_API bp_status bp_find_pairs_between3(bp_context *ctx, const bp_box3 *a, size_
 /// Statistics of the last pair-finding call.
 typedef struct bp_stats {
     size_t n;             ///< boxes in the call
-    uint64_t checks;      ///< candidate box-box tests performed (seed 004's "number of checks")
+    uint64_t checks;      ///< candidate box-box tests performed (seed 004's "number of checks"); 0 after an error
     uint64_t pairs;       ///< pairs found (delivered, for a call stopped by its callback)
     bp_method method;     ///< the method that ran (what AUTO chose)
     size_t bytes;         ///< memory the context holds now, through its allocator
@@ -382,9 +427,16 @@ typedef struct bp_world_def {
     /// The stateless method used by rebuild updates and for pairs of two changed proxies.
     /// Default BP_METHOD_AUTO.
     bp_method method;
+    /// Threads an update may use, the calling thread included, as bp_context_def.workers: 1 (the
+    /// default; 0 means 1) creates no thread; the events are the same for every count.
+    int workers;
+    /// Optional task hooks (both or neither), as in bp_context_def.
+    bp_enqueue_task_fn *enqueue_task;
+    bp_finish_task_fn *finish_task;
+    void *task_user;  ///< given to both hooks
 } bp_world_def;
 
-/// Dimension 2, C library allocator, mode AUTO, automatic cell size, method AUTO.
+/// Dimension 2, C library allocator, mode AUTO, automatic cell size, method AUTO, one worker.
 BP_API bp_world_def bp_default_world_def(void);
 
 /// A persistent world. Not thread-safe: one thread at a time per world.

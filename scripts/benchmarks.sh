@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generates BENCHMARKS.md (and docs/img/bench-*.png) from one run of `broadphase bench` against
 # the peers (issue #6): the machine, the per-scene tables and plots, seed 003's table, peak memory
-# at the largest N, and a reading of the numbers (best peer / best ours per scene and N).
+# at the largest N, the speed-up with workers (issue #14: 1 worker against 2 and every core), and
+# a reading of the numbers (best peer / best ours per scene and N).
 #
 #   scripts/benchmarks.sh            full run: 2D uniform, clustered, mixed, line and 3D uniform at
 #                                    N = 1,000, 10,000, 100,000 and 1,000,000, 20 frames each
@@ -45,6 +46,17 @@ else
     frames_text="20 timed frames at every N"
 fi
 seed_frames=20
+# Workers (issue #14): one worker against two and against every core the machine has.
+cores_all=$(nproc 2>/dev/null || echo 2)
+threads=1,2
+[ "$cores_all" -gt 2 ] && threads="1,2,$cores_all"
+if [ "$quick" -eq 1 ]; then
+    tns=100000
+    tframes=5
+else
+    tns=100000,1000000
+    tframes=20,10
+fi
 
 echo "benchmarks.sh: building $build (Release)" >&2
 mkdir -p "$build"
@@ -67,6 +79,9 @@ run() {
 run 2d --scene uniform,clustered,mixed,line --n "$ns" --frames "$frames" --method all --peers --memory --out "$tmp/2d"
 run 3d --scene uniform --dim 3 --n "$ns" --frames "$frames" --method all --peers --out "$tmp/3d"
 run seed --scene seed --n 500,1000,3000 --frames "$seed_frames" --method all --peers
+tmethods=sweep,grid,quadtree,rdc,auto
+run threads2d --scene uniform,clustered,mixed --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
+run threads3d --scene uniform --dim 3 --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
 elapsed=$(($(date +%s) - start))
 # The raw outputs (every table with its checks and pairs, the CSVs) stay in the build folder.
 rm -rf "$build/benchmarks-raw"
@@ -213,6 +228,21 @@ findings() {
     echo '```'
     awk '/^seed  2D  N = / { on = 1 } on { print }' "$tmp/seed.txt" | sed -e '/^seed 2D: mean ms per frame/,$d'
     block "$tmp/seed.txt" "^seed 2D: mean ms per frame"
+    echo '```'
+    echo
+    echo "## Workers"
+    echo
+    echo "Issue #14: each method with 1 worker (no thread) against $(echo "$threads" | sed 's/^1,//; s/,/ and /') workers"
+    echo "(\`bp_context_def.workers\`, \`broadphase bench --threads $threads\`), wall clock, mean ms per frame, and"
+    echo "the speed-up (1-worker time over the time with workers: 2.00x is twice as fast). The pairs and"
+    echo "their order are the same for every worker count (tests/test_threads.c); calls under 32,768"
+    echo "boxes stay on one thread (docs/architecture.md, \"Threads\")."
+    echo
+    echo '```'
+    for scene in uniform clustered mixed; do
+        block "$tmp/threads2d.txt" "^$scene 2D: mean ms per frame by worker count"
+    done
+    block "$tmp/threads3d.txt" "^uniform 3D: mean ms per frame by worker count"
     echo '```'
     echo
     echo "## Peak memory at the largest N"

@@ -44,18 +44,24 @@ void bp_default_free(void *p, size_t size, void *user) {
     free(p);
 }
 
+// With workers, tasks grow their own buffers: the pool's lock keeps the user's hooks (and the
+// byte count) to one thread at a time.
 void *bp_alloc(bp_context *ctx, size_t size) {
     if (size == 0) size = 1;
+    bp_pool_lock(ctx->pool);
     void *p = ctx->alloc.alloc(size, 64, ctx->alloc.user);
     if (p) ctx->bytes += size;
+    bp_pool_unlock(ctx->pool);
     return p;
 }
 
 void bp_free(bp_context *ctx, void *p, size_t size) {
     if (!p) return;
     if (size == 0) size = 1;
+    bp_pool_lock(ctx->pool);
     ctx->alloc.free(p, size, ctx->alloc.user);
     ctx->bytes -= size;
+    bp_pool_unlock(ctx->pool);
 }
 
 void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st) {

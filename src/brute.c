@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "method.h"
+#include "par.h"
 
 typedef struct bp_brute {
     bp_algorithm base;
@@ -42,11 +43,11 @@ static void brute_reset(bp_algorithm *m) { (void)m; }
 // rows are tested in whole blocks of 4 or 8 with no tail loop.
 #define BRUTE_PAD 8
 
-// Rows [0, rows) against [j0, n) each, j0 = split (bipartite) or i + 1. DIM is a constant in each
+// Rows [r0, r1) against [j0, n) each, j0 = split (bipartite) or i + 1. DIM is a constant in each
 // instantiation. The tests are branch-free; a block's hits go out through bp_sink_put.
-static inline bp_status brute_rows(const float *BP_RESTRICT s, size_t st, size_t n, size_t rows, size_t split,
-                                   const int DIM, bp_sink *sink) {
-    for (size_t i = 0; i < rows; ++i) {
+static inline bp_status brute_rows(const float *BP_RESTRICT s, size_t st, size_t n, size_t r0, size_t r1,
+                                   size_t split, const int DIM, bp_sink *sink) {
+    for (size_t i = r0; i < r1; ++i) {
         const size_t j0 = split ? split : i + 1;
 #if defined(__SSE2__)
         __m128 amin[3], amax[3];
@@ -86,9 +87,9 @@ static inline bp_status brute_rows(const float *BP_RESTRICT s, size_t st, size_t
 #if defined(BRUTE_AVX2)
 // The same rows, eight boxes per step.
 __attribute__((target("avx2"))) static inline bp_status brute_rows_avx2(const float *BP_RESTRICT s, size_t st,
-                                                                       size_t n, size_t rows, size_t split,
+                                                                       size_t n, size_t r0, size_t r1, size_t split,
                                                                        const int DIM, bp_sink *sink) {
-    for (size_t i = 0; i < rows; ++i) {
+    for (size_t i = r0; i < r1; ++i) {
         const size_t j0 = split ? split : i + 1;
         __m256 amin[3], amax[3];
         for (int a = 0; a < DIM; ++a) {
@@ -114,15 +115,51 @@ __attribute__((target("avx2"))) static inline bp_status brute_rows_avx2(const fl
     return BP_OK;
 }
 
-__attribute__((target("avx2"))) static bp_status brute_avx2_2(const float *s, size_t st, size_t n, size_t rows,
-                                                             size_t split, bp_sink *sink) {
-    return brute_rows_avx2(s, st, n, rows, split, 2, sink);
+__attribute__((target("avx2"))) static bp_status brute_avx2_2(const float *s, size_t st, size_t n, size_t r0,
+                                                             size_t r1, size_t split, bp_sink *sink) {
+    return brute_rows_avx2(s, st, n, r0, r1, split, 2, sink);
 }
-__attribute__((target("avx2"))) static bp_status brute_avx2_3(const float *s, size_t st, size_t n, size_t rows,
-                                                             size_t split, bp_sink *sink) {
-    return brute_rows_avx2(s, st, n, rows, split, 3, sink);
+__attribute__((target("avx2"))) static bp_status brute_avx2_3(const float *s, size_t st, size_t n, size_t r0,
+                                                             size_t r1, size_t split, bp_sink *sink) {
+    return brute_rows_avx2(s, st, n, r0, r1, split, 3, sink);
 }
 #endif
+
+typedef struct brute_job {
+    const float *soa;
+    size_t st, n, rows, split;
+    int dim;
+} brute_job;
+
+// Row where the share x of the pair tests begins: all-pairs rows get shorter (row i tests n - i -
+// 1 boxes), so equal shares of the work are rows n - sqrt(n (n - x)) for x in [0, n); bipartite
+// rows all test the same boxes.
+static size_t brute_row_at(const brute_job *j, size_t x) {
+    if (x == 0) return 0;
+    if (x >= j->n) return j->rows;
+    if (j->split) return x * j->rows / j->n;
+    const double n = (double)j->n;
+    const double r = n - sqrt(n * (n - (double)x));
+    size_t row = (size_t)r;
+    return row < j->rows ? row : j->rows;
+}
+
+// The rows of work shares [x0, x1) of n (a task's part with workers).
+static bp_status brute_part(void *user, size_t x0, size_t x1, uint32_t worker, bp_sink *sink, uint64_t *checks) {
+    (void)worker;
+    const brute_job *j = user;
+    const size_t r0 = brute_row_at(j, x0), r1 = brute_row_at(j, x1);
+    uint64_t c = 0;
+    for (size_t i = r0; i < r1; ++i) c += j->n - (j->split ? j->split : i + 1);
+    *checks += c;
+#if defined(BRUTE_AVX2)
+    if (bp_cpu_avx2())
+        return j->dim == 2 ? brute_avx2_2(j->soa, j->st, j->n, r0, r1, j->split, sink)
+                           : brute_avx2_3(j->soa, j->st, j->n, r0, r1, j->split, sink);
+#endif
+    return j->dim == 2 ? brute_rows(j->soa, j->st, j->n, r0, r1, j->split, 2, sink)
+                       : brute_rows(j->soa, j->st, j->n, r0, r1, j->split, 3, sink);
+}
 
 static bp_status brute_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
     bp_brute *b = (bp_brute *)m;
@@ -138,15 +175,8 @@ static bp_status brute_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *s
     for (int a = 0; a < 2 * d; ++a)
         for (size_t k = n; k < st; ++k) soa[(size_t)a * st + k] = a < d ? INFINITY : -INFINITY;
     // Bipartite: only A (below the split) against B (from the split on).
-    const size_t rows = f->split ? f->split : n;
-    uint64_t c = 0;
-    for (size_t i = 0; i < rows; ++i) c += n - (f->split ? f->split : i + 1);
-    *checks += c;
-#if defined(BRUTE_AVX2)
-    if (bp_cpu_avx2())
-        return d == 2 ? brute_avx2_2(soa, st, n, rows, f->split, sink) : brute_avx2_3(soa, st, n, rows, f->split, sink);
-#endif
-    return d == 2 ? brute_rows(soa, st, n, rows, f->split, 2, sink) : brute_rows(soa, st, n, rows, f->split, 3, sink);
+    brute_job j = {soa, st, n, f->split ? f->split : n, f->split, d};
+    return bp_par_pairs(m->ctx, sink, n, BP_PAR_GRAIN_PAIRS / 4, brute_part, &j, checks);
 }
 
 const bp_algorithm_class bp_brute_class = {

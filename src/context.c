@@ -14,6 +14,7 @@
 #endif
 
 #include "context.h"
+#include "par.h"
 #include "radix_sort.h"
 
 // Below this many boxes AUTO uses brute force: its tight loop beats any structure's set-up.
@@ -27,8 +28,13 @@
 // Centre spread, in mean extents, that makes an axis count as spread for AUTO.
 #define BP_AUTO_SPREAD 8.0
 
-// Pairs handed to a callback per batch.
+// Pairs handed to a callback per batch: every batch but the last has exactly this many, whatever
+// the method and the workers (the chunk holds BP_SINK_MIN_ROOM + 1 more, carried to the next).
 #define BP_CHUNK_PAIRS 4096
+#define BP_CHUNK_CAP (BP_CHUNK_PAIRS + BP_SINK_MIN_ROOM + 1)
+// Boxes per block of the load: statistics are summed per block, then the blocks in order, so
+// they come out bit for bit the same whether the blocks ran on one thread or on many.
+#define BP_LOAD_BLOCK 4096
 // From this many pairs (the last call's count: 8 MiB, more than a core's cache) buffer mode
 // stages pairs in the chunk and appends each full chunk to the pair buffer with non-temporal
 // stores: such an output leaves the cache anyway, and streaming stores do not read every line
@@ -98,6 +104,7 @@ bp_context_def bp_default_context_def(void) {
     memset(&d, 0, sizeof d);
     d.dimension = 2;
     d.method = BP_METHOD_AUTO;
+    d.workers = 1;
     d.sweep.axis = -1;
     d.sweep.coherence = true;
     return d;
@@ -129,6 +136,9 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
         }
     }
     if (!isfinite(d.rdc.epsilon)) return BP_ERR_NONFINITE;
+    if (d.workers == 0) d.workers = 1;
+    if (d.workers < 1 || d.workers > BP_MAX_WORKERS) return BP_ERR_INVALID_ARG;
+    if (!d.enqueue_task != !d.finish_task) return BP_ERR_INVALID_ARG;
     bp_allocator al = d.allocator;
     if (!al.alloc && !al.free) {
         al.alloc = bp_default_alloc;
@@ -148,6 +158,16 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
     ctx->bytes = sizeof *ctx;
     ctx->dim = d.dimension;
     ctx->last = BP_METHOD_AUTO;
+    ctx->par_min = d.parallel_min ? d.parallel_min : BP_PARALLEL_MIN_AUTO;
+    ctx->par_grain = d.parallel_min;
+    if (d.workers > 1) {
+        bp_status st = bp_pool_create(&al, (uint32_t)d.workers, d.enqueue_task, d.finish_task, d.task_user, &ctx->pool);
+        if (st != BP_OK) {
+            al.free(ctx, sizeof *ctx, al.user);
+            return st;
+        }
+        ctx->bytes += bp_pool_bytes(ctx->pool);
+    }
     *out = ctx;
     return BP_OK;
 }
@@ -163,6 +183,16 @@ void bp_context_destroy(bp_context *ctx) {
     BP_RELEASE(ctx, ctx->sort_tmp, ctx->sort_tmp_cap);
     BP_RELEASE(ctx, ctx->query.data, ctx->query.cap);
     BP_RELEASE(ctx, ctx->query_tmp, ctx->query_tmp_cap);
+    for (size_t w = 0; w < ctx->pw_cap; ++w) BP_RELEASE(ctx, ctx->pw[w].pairs, ctx->pw[w].cap);
+    BP_RELEASE(ctx, ctx->pw, ctx->pw_cap);
+    BP_RELEASE(ctx, ctx->arena, ctx->arena_cap);
+    BP_RELEASE(ctx, ctx->task_last, ctx->task_last_cap);
+    BP_RELEASE(ctx, ctx->segs, ctx->segs_cap);
+    BP_RELEASE(ctx, ctx->hist, ctx->hist_cap);
+    BP_RELEASE(ctx, ctx->parts, ctx->parts_cap);
+    BP_RELEASE(ctx, ctx->scratch, ctx->scratch_cap);
+    bp_pool_destroy(ctx->pool);  // last: bp_free takes its lock
+    ctx->pool = NULL;
     bp_allocator al = ctx->alloc;
     al.free(ctx, sizeof *ctx, al.user);
 }
@@ -459,25 +489,88 @@ static bp_status bp_load(bp_frame *f, float *dst, const float *src, size_t n, in
 #endif
 }
 
+// One block of the load: its boxes, its statistics from scratch.
+static void bp_load_block(bp_context *ctx, const float *a, size_t na, const float *b, size_t block, bool sums) {
+    const int dim = ctx->dim;
+    const size_t w = (size_t)(2 * dim);
+    const size_t blocks_a = (na + BP_LOAD_BLOCK - 1) / BP_LOAD_BLOCK;
+    // Blocks of set A, then of set B (bipartite): a block never spans both.
+    const bool in_b = block >= blocks_a;
+    const size_t first = in_b ? (block - blocks_a) * BP_LOAD_BLOCK : block * BP_LOAD_BLOCK;
+    const size_t total = in_b ? ctx->frame.n - na : na;  // frame.n holds na + nb while loading
+    const size_t count = total - first < BP_LOAD_BLOCK ? total - first : BP_LOAD_BLOCK;
+    const float *src = (in_b ? b : a) + first * w;
+    float *dst = ctx->boxes + ((in_b ? na : 0) + first) * w;
+    bp_frame f;
+    memset(&f, 0, sizeof f);
+    for (int k = 0; k < 3; ++k) {
+        f.lo[k] = 3.40282347e38f;
+        f.hi[k] = -3.40282347e38f;
+    }
+    bp_load_part *p = &ctx->parts[block];
+    p->st = bp_load(&f, dst, src, count, dim, sums);
+    for (int k = 0; k < 3; ++k) {
+        p->lo[k] = f.lo[k];
+        p->hi[k] = f.hi[k];
+        p->size_max[k] = f.size_max[k];
+        p->size_sum[k] = f.size_sum[k];
+        p->center_sum[k] = f.center_sum[k];
+        p->center_sq[k] = f.center_sq[k];
+    }
+}
+
+typedef struct bp_load_job {
+    bp_context *ctx;
+    const float *a, *b;
+    size_t na, blocks;
+    uint32_t tasks;
+    bool sums;
+} bp_load_job;
+
+static void bp_load_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const bp_load_job *j = user;
+    size_t b0, b1;
+    bp_par_range(j->blocks, j->tasks, t, &b0, &b1);
+    for (size_t k = b0; k < b1; ++k) bp_load_block(j->ctx, j->a, j->na, j->b, k, j->sums);
+}
+
 static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const float *b, size_t nb, bool sums) {
     ctx->have_boxes = false;
     const int dim = ctx->dim;
     const size_t n = na + nb;
     BP_RESERVE_DISCARD(ctx, ctx->boxes, ctx->boxes_cap, n * (size_t)(2 * dim) + 1);
+    const size_t blocks = (na + BP_LOAD_BLOCK - 1) / BP_LOAD_BLOCK + (nb + BP_LOAD_BLOCK - 1) / BP_LOAD_BLOCK;
+    BP_RESERVE_DISCARD(ctx, ctx->parts, ctx->parts_cap, blocks + 1);
     bp_frame *f = &ctx->frame;
     f->dim = dim;
-    f->n = 0;
+    f->n = n;  // read by the blocks; the frame holds no boxes until the end
     f->split = 0;
     f->boxes = ctx->boxes;
+    bp_load_job j = {ctx, a, b, na, blocks, bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP * 2), sums};
+    if (j.tasks > blocks) j.tasks = (uint32_t)blocks;
+    bp_status st = bp_par_run(ctx, j.tasks, bp_load_task, &j);
+    f->n = 0;
+    if (st != BP_OK) return st;
     for (int k = 0; k < 3; ++k) {
         f->lo[k] = 3.40282347e38f;
         f->hi[k] = -3.40282347e38f;
         f->size_sum[k] = f->center_sum[k] = f->center_sq[k] = 0.0;
         f->size_max[k] = 0.0f;
     }
-    bp_status st = bp_load(f, ctx->boxes, a, na, dim, sums);
-    if (st == BP_OK && nb) st = bp_load(f, ctx->boxes + na * (size_t)(2 * dim), b, nb, dim, sums);
-    if (st != BP_OK) return st;
+    // In block order: the first bad box names the error, as a single pass would.
+    for (size_t k = 0; k < blocks; ++k) {
+        const bp_load_part *p = &ctx->parts[k];
+        if (p->st != BP_OK) return p->st;
+        for (int x = 0; x < dim; ++x) {
+            f->lo[x] = p->lo[x] < f->lo[x] ? p->lo[x] : f->lo[x];
+            f->hi[x] = p->hi[x] > f->hi[x] ? p->hi[x] : f->hi[x];
+            f->size_max[x] = p->size_max[x] > f->size_max[x] ? p->size_max[x] : f->size_max[x];
+            f->size_sum[x] += p->size_sum[x];
+            f->center_sum[x] += p->center_sum[x];
+            f->center_sq[x] += p->center_sq[x];
+        }
+    }
     // Each extent was rounded to nearest in float, possibly down by half an ulp; one step up
     // makes size_max a true upper bound, so that query windows [lo - size_max, hi] built from it
     // never cut off a box that touches the query.
@@ -607,11 +700,82 @@ static bp_status bp_deliver(bp_sink *s, bp_pair *pairs, size_t count) {
     return go_on ? BP_OK : BP_ERR_STOPPED;
 }
 
-// Callback mode: hand the full chunk to the user and start over.
+// Callback mode: hands the first BP_CHUNK_PAIRS pairs (or all, at the end) to the user and keeps
+// the rest for the next batch. The chunk holds BP_CHUNK_CAP pairs and a flush comes only when
+// fewer than BP_SINK_MIN_ROOM + 1 are free, so every batch but the last is exactly
+// BP_CHUNK_PAIRS long: the batches depend on the pairs only, not on how a method asked for room.
 static bp_status bp_flush_deliver(bp_sink *s) {
-    bp_status st = bp_deliver(s, s->buf, s->count);
-    s->count = 0;
+    const size_t c = s->count < BP_CHUNK_PAIRS ? s->count : BP_CHUNK_PAIRS;
+    bp_status st = bp_deliver(s, s->buf, c);
+    memmove(s->buf, s->buf + c, (s->count - c) * sizeof *s->buf);
+    s->count -= c;
     return st;
+}
+
+// The end of a callback-mode call: what the chunk still holds, in whole batches.
+static bp_status bp_flush_last(bp_sink *s) {
+    bp_status st = BP_OK;
+    while (s->count && st == BP_OK) st = bp_flush_deliver(s);
+    return st;
+}
+
+bool bp_sink_buffered(const bp_sink *s) { return s->flush == bp_flush_grow; }
+
+bp_pair *bp_sink_claim(bp_sink *s, size_t count, bp_status *st) {
+    if (!bp_sink_buffered(s)) return NULL;
+    bp_context *ctx = s->ctx;
+    if (s->cap - s->count <= count) {  // count < cap holds after the caller's writes
+        ctx->pairs = bp_grow(ctx, ctx->pairs, &ctx->pair_cap, s->count + count + 1, sizeof *ctx->pairs, true, st);
+        if (*st != BP_OK) return NULL;
+        s->buf = ctx->pairs;
+        s->cap = ctx->pair_cap;
+    }
+    return s->buf + s->count;
+}
+
+bp_status bp_sink_append(bp_sink *s, const bp_pair *pairs, size_t count) {
+    while (count) {
+        size_t room = s->cap - s->count;  // >= 1 between pushes
+        size_t c = count < room ? count : room;
+        memcpy(s->buf + s->count, pairs, c * sizeof *pairs);
+        s->count += c;
+        pairs += c;
+        count -= c;
+        if (s->count == s->cap) {
+            bp_status st = s->flush(s);
+            if (st != BP_OK) return st;
+        }
+    }
+    return BP_OK;
+}
+
+// Packing pairs into sort keys and back, over a range (a task's share with workers).
+typedef struct bp_pack_job {
+    bp_pair *pairs;
+    uint64_t *keys;
+    size_t count;
+    uint32_t tasks;
+    unsigned bits;
+    bool unpack;
+} bp_pack_job;
+
+static void bp_pack_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const bp_pack_job *j = user;
+    size_t b, e;
+    bp_par_range(j->count, j->tasks, t, &b, &e);
+    bp_pair *BP_RESTRICT p = j->pairs;
+    uint64_t *BP_RESTRICT keys = j->keys;
+    const unsigned bits = j->bits;
+    if (!j->unpack) {
+        for (size_t k = b; k < e; ++k) keys[k] = ((uint64_t)p[k].i << bits) | p[k].j;
+        return;
+    }
+    const uint64_t mask = ((uint64_t)1 << bits) - 1;
+    for (size_t k = b; k < e; ++k) {
+        p[k].i = (uint32_t)(keys[k] >> bits);
+        p[k].j = (uint32_t)(keys[k] & mask);
+    }
 }
 
 // Sorts ctx->pairs[0..count) by (i, j) with one radix sort of packed keys.
@@ -624,16 +788,12 @@ static bp_status bp_sort_pairs(bp_context *ctx, size_t count, size_t n) {
     BP_RESERVE_DISCARD(ctx, ctx->sort_tmp, ctx->sort_tmp_cap, ctx->pair_cap);
     unsigned bits = 1;
     while (bits < 32 && ((size_t)1 << bits) < n) ++bits;
-    uint64_t *keys = ctx->sort_keys;
-    bp_pair *p = ctx->pairs;
-    for (size_t k = 0; k < count; ++k) keys[k] = ((uint64_t)p[k].i << bits) | p[k].j;
-    bp_radix_sort64(keys, NULL, ctx->sort_tmp, NULL, count, 2 * bits);
-    const uint64_t mask = ((uint64_t)1 << bits) - 1;
-    for (size_t k = 0; k < count; ++k) {
-        p[k].i = (uint32_t)(keys[k] >> bits);
-        p[k].j = (uint32_t)(keys[k] & mask);
-    }
-    return BP_OK;
+    bp_pack_job j = {ctx->pairs, ctx->sort_keys, count, bp_par_tasks(ctx, count, BP_PAR_GRAIN_MAP), bits, false};
+    bp_status st = bp_par_run(ctx, j.tasks, bp_pack_task, &j);
+    if (st == BP_OK) st = bp_par_radix64(ctx, ctx->sort_keys, NULL, ctx->sort_tmp, NULL, count, 2 * bits);
+    j.unpack = true;
+    if (st == BP_OK) st = bp_par_run(ctx, j.tasks, bp_pack_task, &j);
+    return st;
 }
 
 // The common body of every pair-finding entry point. `fn` NULL: buffer mode into *out.
@@ -652,6 +812,8 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     if (dim != ctx->dim) return BP_ERR_DIMENSION;
     if (na > BP_MAX_BOXES || nb > BP_MAX_BOXES || na + nb > BP_MAX_BOXES) return BP_ERR_TOO_MANY;
 
+    // Workers only for calls large enough to pay for them (docs/architecture.md, "Threads").
+    ctx->par = ctx->pool && na + nb >= ctx->par_min;
     const bool sums = ctx->def.method == BP_METHOD_AUTO || bp_classes[ctx->def.method]->frame_sums;
     bp_status st = bp_set_boxes(ctx, a, na, b, nb, sums);
     if (st != BP_OK) return st;
@@ -675,11 +837,12 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     sink.fn = fn;
     sink.user = user;
     const bool buffer_mode = fn == NULL || ctx->def.sort_pairs;
-    bool streamed = buffer_mode && ctx->pair_count >= BP_STREAM_PAIRS && ctx->pairs &&
+    // Streamed: not with workers, whose merge streams its copies itself (src/par.c).
+    bool streamed = buffer_mode && !ctx->par && ctx->pair_count >= BP_STREAM_PAIRS && ctx->pairs &&
                     ((uintptr_t)ctx->pairs & 63u) == 0;  // whole lines: needs the hooks' alignment
     if ((streamed || !buffer_mode) && !ctx->chunk) {
         bp_status gs = BP_OK;
-        ctx->chunk = bp_grow(ctx, ctx->chunk, &ctx->chunk_cap, BP_CHUNK_PAIRS, sizeof *ctx->chunk, false, &gs);
+        ctx->chunk = bp_grow(ctx, ctx->chunk, &ctx->chunk_cap, BP_CHUNK_CAP, sizeof *ctx->chunk, false, &gs);
         if (gs != BP_OK) return gs;
     }
     if (streamed) {
@@ -699,7 +862,7 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
         sink.flush = bp_flush_grow;
     } else {
         sink.buf = ctx->chunk;
-        sink.cap = ctx->chunk_cap;
+        sink.cap = BP_CHUNK_CAP;
         sink.flush = bp_flush_deliver;
     }
     uint64_t checks = 0;
@@ -721,10 +884,11 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
             for (size_t k = 0; k < sink.count; ++k) ctx->pairs[k].j -= sink.split;
         }
     } else if (st == BP_OK) {
-        st = bp_flush_deliver(&sink);
+        st = bp_flush_last(&sink);
     }
     ctx->stats.n = f->n;
-    ctx->stats.checks = checks;
+    // A call that stopped or failed counts none: how far its tests got depends on the workers.
+    ctx->stats.checks = st == BP_OK ? checks : 0;
     ctx->stats.method = m;
     ctx->last = m;
     if (st != BP_OK) {

@@ -4,6 +4,30 @@
 
 #include "core.h"
 #include "method.h"
+#include "pool.h"
+
+/// One worker's overflow pairs during a parallel pair pass (src/par.c), kept between calls.
+typedef struct bp_par_worker {
+    bp_pair *pairs;
+    size_t cap, count;
+    char pad[64 - sizeof(bp_pair *) - 2 * sizeof(size_t)];  // one line each: no false sharing
+} bp_par_worker;
+
+/// Where one task of a parallel pair pass left its pairs (in task order: the output order).
+typedef struct bp_par_seg {
+    size_t offset, count;  // in the arena, or in its worker's buffer when it overflowed its slot
+    size_t at;             // in the merged output of its wave
+    uint64_t checks;
+    uint32_t worker;
+    bool overflow;
+} bp_par_seg;
+
+/// One block of the load's statistics (bp_set_boxes).
+typedef struct bp_load_part {
+    float lo[3], hi[3], size_max[3];
+    double size_sum[3], center_sum[3], center_sq[3];
+    bp_status st;
+} bp_load_part;
 
 struct bp_context {
     bp_context_def def;     // as created, defaults resolved
@@ -31,6 +55,26 @@ struct bp_context {
     size_t query_tmp_cap;
 
     bp_stats stats;
+
+    // Workers (def.workers > 1): the pool, whether this call uses it, and what tasks keep.
+    bp_pool *pool;
+    bool par;               // this call may run in parallel (bp_run: pool and n >= parallel_min)
+    size_t par_min;         // calls with fewer boxes stay serial
+    size_t par_grain;       // 0, or the smallest task when def.parallel_min asks for small ones
+    bp_par_worker *pw;      // one per worker: pairs of tasks that overflowed their slot
+    bp_pair *arena;         // the tasks' slots for their pairs
+    size_t arena_cap;
+    size_t *task_last;      // per task: its pairs on the last pair pass (slot sizes)
+    size_t task_last_cap;
+    size_t pw_cap;
+    bp_par_seg *segs;       // one per task of a pair pass
+    size_t segs_cap;
+    uint32_t *hist;         // radix histograms, per task
+    size_t hist_cap;
+    bp_load_part *parts;    // the load's blocks
+    size_t parts_cap;
+    uint64_t *scratch;      // bp_par_scratch
+    size_t scratch_cap;
 };
 
 

@@ -72,6 +72,19 @@ struct bp_sink {
 /// Streamed mode: makes room for one more line of 8 pairs at lines + delivered.
 bp_status bp_sink_grow_lines(bp_sink *s);
 
+/// For pairs found by workers (src/par.c), in order: canonical and filtered already. Buffer mode:
+/// makes room for `count` more pairs and returns where they go (the caller writes them, then adds
+/// `count` to s->count); NULL in the other modes (or with *st = BP_ERR_NOMEM), where
+/// bp_sink_append delivers them instead.
+bp_pair *bp_sink_claim(bp_sink *s, size_t count, bp_status *st);
+
+/// Appends `count` such pairs as if they were pushed one by one (callback batches included).
+bp_status bp_sink_append(bp_sink *s, const bp_pair *pairs, size_t count);
+
+/// Whether the sink collects every pair of the call (buffer mode: bp_sink_claim works) rather
+/// than handing batches to a callback.
+bool bp_sink_buffered(const bp_sink *s);
+
 /// Pushes one pair (either orientation). Returns BP_OK or the flush's error, which the method
 /// must return at once.
 static inline bp_status bp_sink_push(bp_sink *s, uint32_t a, uint32_t b) {

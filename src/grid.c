@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "grid.h"
+#include "par.h"
 #include "radix_sort.h"
 
 // The cell edge is this many times the typical box extent (the 75th percentile of a sample of
@@ -341,7 +342,7 @@ static inline uint32_t grid_extract_one(grid_extract *x, size_t k, uint32_t key)
 
 // Keys and boxes in last frame's order (perm): boxes are read once, in an order close to the
 // sorted one, and the gather after the sort reads oboxes almost sequentially.
-static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x) {
+static void grid_keys2(bp_grid *g, const bp_frame *f, size_t k0, size_t k1, grid_extract *x) {
     const grid_geom *G = &g->geom;
     const uint64_t sx = G->lv[0].stride[1];
     const uint32_t *BP_RESTRICT perm = g->perm;
@@ -349,7 +350,7 @@ static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x)
     float *BP_RESTRICT ob = g->oboxes;
     const float *BP_RESTRICT src = f->boxes;
     const grid_map2 map = grid_map2_make(G);
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = k0; k < k1; ++k) {
         GRID_PREFETCH_READ(src + (size_t)perm[k + GRID_PREFETCH] * 4);
         int32_t c[4];
         grid_map2_box(&map, src + (size_t)perm[k] * 4, ob + 4 * k, c);
@@ -366,14 +367,14 @@ static void grid_keys2(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x)
     }
 }
 
-static void grid_keys3(bp_grid *g, const bp_frame *f, size_t n, grid_extract *x) {
+static void grid_keys3(bp_grid *g, const bp_frame *f, size_t k0, size_t k1, grid_extract *x) {
     const grid_geom *G = &g->geom;
     const uint64_t sx = G->lv[0].stride[1], sxy = G->lv[0].stride[2];
     const uint32_t *BP_RESTRICT perm = g->perm;
     uint32_t *BP_RESTRICT ok = g->okeys;
     float *BP_RESTRICT ob = g->oboxes;
     const float *BP_RESTRICT src = f->boxes;
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = k0; k < k1; ++k) {
         GRID_PREFETCH_READ(src + (size_t)perm[k + GRID_PREFETCH] * 6);
         const float *b = src + (size_t)perm[k] * 6;
         float *o = ob + 6 * k;
@@ -563,16 +564,32 @@ static bp_status grid_build_rows(bp_grid *g, size_t n, int coarse) {
     } while (0)
 #endif
 
+// Where a cursor over level L stands for a row that starts at p0 (the first key >= lo): what the
+// cursor of a pass started at the level's first box reaches, as it only moves forward to the
+// first key >= each box's bound (a task's part starts the pass at p0).
+static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, uint32_t lo) {
+    if (p0 == L->begin) return L->begin;
+    size_t a = L->begin, b = L->end;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (g->keys[mid] < lo) a = mid + 1;
+        else b = mid;
+    }
+    return a;
+}
+
 // Same-level pairs, 2D: box p meets the rest of its cell and the next cell (keys K, K+1, after
-// p) and the three cells of the next row (keys K+S-1 .. K+S+1), found by a cursor.
-static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, bp_sink *sink, uint64_t *checks) {
+// p) and the three cells of the next row (keys K+S-1 .. K+S+1), found by a cursor. Boxes
+// [p0, p1) of the level.
+static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, bp_sink *sink,
+                                   uint64_t *checks) {
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
     const uint32_t sx = L->stride[1];
-    size_t c1 = L->begin;
+    size_t c1 = p0 < p1 ? grid_cursor_at(g, L, p0, keys[p0] + sx - 1) : p0;
     uint64_t c = 0;
-    for (size_t p = L->begin; p < L->end; ++p) {
+    for (size_t p = p0; p < p1; ++p) {
         const uint32_t K = keys[p];
         const grid_probe pr = grid_probe_make(bx + 4 * p, 2);
         size_t j = p + 1;
@@ -596,16 +613,19 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, bp_sin
 }
 
 // Same-level pairs, 3D: the 13 forward neighbours are four runs of three consecutive keys
-// (next row; previous, same and next row of the next plane) besides the next cell.
-static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, bp_sink *sink, uint64_t *checks) {
+// (next row; previous, same and next row of the next plane) besides the next cell. Boxes
+// [p0, p1) of the level.
+static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, bp_sink *sink,
+                                   uint64_t *checks) {
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
     const uint32_t sx = L->stride[1], sxy = L->stride[2];
     const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
-    size_t cur[4] = {L->begin, L->begin, L->begin, L->begin};
+    size_t cur[4] = {p0, p0, p0, p0};
+    for (int r = 0; r < 4 && p0 < p1; ++r) cur[r] = grid_cursor_at(g, L, p0, keys[p0] + off[r] - 1);
     uint64_t c = 0;
-    for (size_t p = L->begin; p < L->end; ++p) {
+    for (size_t p = p0; p < p1; ++p) {
         const uint32_t K = keys[p];
         const grid_probe pr = grid_probe_make(bx + 6 * p, 3);
         size_t j = p + 1;
@@ -632,17 +652,16 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, bp_sin
     return BP_OK;
 }
 
-// Cross-level pairs: each box of level m against the finer levels, as a region query of its
-// own box (each pair is found from its coarser box only).
-static bp_status grid_cross_pairs(const bp_grid *g, int m, bp_sink *sink, uint64_t *checks) {
+// Cross-level pairs: each box of level m (boxes [p0, p1)) against the finer levels, as a region
+// query of its own box (each pair is found from its coarser box only).
+static bp_status grid_cross_pairs(const bp_grid *g, int m, size_t p0, size_t p1, bp_sink *sink, uint64_t *checks) {
     const grid_geom *G = &g->geom;
     const int d = G->dim;
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
-    const grid_level *M = &G->lv[m];
     uint64_t c = 0;
-    for (size_t p = M->begin; p < M->end; ++p) {
+    for (size_t p = p0; p < p1; ++p) {
         const float *a = bx + (size_t)(2 * d) * p;
         const grid_probe pr = grid_probe_make(a, d);
         // The cells of the box itself (its stored max is negated).
@@ -682,6 +701,280 @@ static bp_status grid_cross_pairs(const bp_grid *g, int m, bp_sink *sink, uint64
     return BP_OK;
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// The sorted frame with workers (docs/architecture.md, "Threads"): the keys, order and boxes of
+// grid_keys2/3 + grid_sort_gather, bit for bit, built in passes that each cut the boxes into
+// tasks. The pull-out of boxes that left last frame's order is a scan whose state (the last kept
+// key) is known again at every box whose key did not change (it is always kept and becomes the
+// last kept key), so each task scans from the first such box of its share to the first of the
+// next share. The merge gives each task its kept boxes and the moved boxes that go before them.
+
+typedef struct grid_par {
+    bp_grid *g;
+    const bp_frame *f;
+    size_t n;
+    int d;
+    uint32_t tasks;
+    const uint32_t *old;  // last frame's sorted keys (coherent frames)
+    size_t *u;            // tasks + 1: where each task's scan starts (the last: n)
+    size_t *moved;        // per task: boxes it pulled out (stored at mkeys/mpos + u[t])
+    size_t *at;           // per task: its first output position
+    size_t *jm;           // tasks + 1: its first moved box (sorted moved order)
+    uint32_t *full;       // full sort: positions by key
+} grid_par;
+
+static void grid_par_share(const grid_par *j, uint32_t t, size_t *b, size_t *e) { bp_par_range(j->n, j->tasks, t, b, e); }
+
+static void grid_par_identity_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    size_t b, e;
+    grid_par_share(j, t, &b, &e);
+    for (size_t k = b; k < e; ++k) j->g->perm[k] = (uint32_t)k;
+}
+
+static void grid_par_keys_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    size_t b, e;
+    grid_par_share(j, t, &b, &e);
+    grid_extract none = {NULL, NULL, NULL, 0, 0, 0};
+    if (j->d == 2) grid_keys2(j->g, j->f, b, e, &none);
+    else grid_keys3(j->g, j->f, b, e, &none);
+}
+
+// The first box at or after k whose key did not change (n when none).
+static size_t grid_par_sync(const grid_par *j, size_t k) {
+    const uint32_t *ok = j->g->okeys;
+    while (k < j->n && ok[k] != j->old[k]) ++k;
+    return k;
+}
+
+// Where task t's scan starts (a pass of its own: the scan writes marks that another task's
+// search for its start would read).
+static void grid_par_sync_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    size_t b, e;
+    grid_par_share(j, t, &b, &e);
+    j->u[t] = t == 0 ? 0 : grid_par_sync(j, b);
+}
+
+static void grid_par_extract_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    const size_t from = j->u[t], to = j->u[t + 1];
+    uint32_t *BP_RESTRICT ok = j->g->okeys;
+    uint32_t *BP_RESTRICT mk = j->g->mkeys + from, *BP_RESTRICT mp = j->g->mpos + from;
+    const uint32_t *BP_RESTRICT old = j->old;
+    size_t m = 0;
+    uint32_t last = 0;
+    for (size_t k = from; k < to; ++k) {
+        const uint32_t key = ok[k];
+        if (BP_LIKELY(key >= last && key <= old[k + 1])) {
+            last = key;
+            continue;
+        }
+        mk[m] = key;
+        mp[m++] = (uint32_t)k;
+        ok[k] = GRID_MOVED;
+    }
+    j->moved[t] = m;
+}
+
+// Too many moved (the serial scan gives up at the same count): their keys go back.
+static void grid_par_restore_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    const uint32_t *mk = j->g->mkeys + j->u[t], *mp = j->g->mpos + j->u[t];
+    for (size_t i = 0; i < j->moved[t]; ++i) j->g->okeys[mp[i]] = mk[i];
+}
+
+static inline void grid_par_put(bp_grid *g, int d, size_t o, size_t p, uint32_t key) {
+    g->keys[o] = key;
+    g->perm2[o] = g->perm[p];
+    if (d == 2) memcpy(g->boxes + 4 * o, g->oboxes + 4 * p, 4 * sizeof(float));
+    else memcpy(g->boxes + 6 * o, g->oboxes + 6 * p, 6 * sizeof(float));
+}
+
+// Task t's kept boxes (okeys[u[t] .. u[t+1]) not pulled out) merged with the moved boxes
+// jm[t] .. jm[t+1], ties to the kept box: grid_sort_gather's merge, from position at[t].
+static void grid_par_merge_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    bp_grid *g = j->g;
+    const uint32_t *ok = g->okeys, *mk = g->mkeys, *mp = g->mpos;
+    size_t i = j->u[t];
+    const size_t i1 = j->u[t + 1], j1 = j->jm[t + 1];
+    size_t m = j->jm[t], o = j->at[t];
+    for (;;) {
+        while (i < i1 && ok[i] == GRID_MOVED) ++i;
+        if (i < i1 && (m == j1 || ok[i] <= mk[m])) {
+            grid_par_put(g, j->d, o++, i, ok[i]);
+            ++i;
+        } else if (m < j1) {
+            grid_par_put(g, j->d, o++, mp[m], mk[m]);
+            ++m;
+        } else {
+            break;
+        }
+    }
+}
+
+static void grid_par_fill_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    size_t b, e;
+    grid_par_share(j, t, &b, &e);
+    for (size_t k = b; k < e; ++k) {
+        j->g->keys[k] = j->g->okeys[k];
+        j->full[k] = (uint32_t)k;
+    }
+}
+
+static void grid_par_gather_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_par *j = user;
+    size_t b, e;
+    grid_par_share(j, t, &b, &e);
+    bp_grid *g = j->g;
+    const size_t w = (size_t)(2 * j->d);
+    for (size_t o = b; o < e; ++o) {
+        const size_t p = j->full[o];
+        g->perm2[o] = g->perm[p];
+        memcpy(g->boxes + w * o, g->oboxes + w * p, w * sizeof(float));
+    }
+}
+
+// The keys, order and boxes of the frame into keys / perm2 / boxes, as the serial passes make
+// them. `reset`: perm starts over (identity); `coherent`: pull out and merge.
+static bp_status grid_par_build(bp_grid *g, const bp_frame *f, bool reset, bool coherent) {
+    bp_context *ctx = g->base.ctx;
+    const size_t n = f->n;
+    grid_par j;
+    memset(&j, 0, sizeof j);
+    j.g = g;
+    j.f = f;
+    j.n = n;
+    j.d = f->dim;
+    j.tasks = bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP);
+    j.old = g->keys;
+    bp_status st = BP_OK;
+    size_t *sc = bp_par_scratch(ctx, (4 * (size_t)j.tasks + 2) * sizeof(size_t), &st);
+    if (st != BP_OK) return st;
+    j.u = sc;
+    j.moved = sc + j.tasks + 1;
+    j.at = j.moved + j.tasks;
+    j.jm = j.at + j.tasks;
+    if (reset) st = bp_par_run(ctx, j.tasks, grid_par_identity_task, &j);
+    // The prefetches of the key pass read perm up to GRID_PREFETCH past a task's share.
+    if (st == BP_OK) st = bp_par_run(ctx, j.tasks, grid_par_keys_task, &j);
+    if (st != BP_OK) return st;
+    if (coherent) {
+        j.u[j.tasks] = n;
+        st = bp_par_run(ctx, j.tasks, grid_par_sync_task, &j);
+        if (st == BP_OK) st = bp_par_run(ctx, j.tasks, grid_par_extract_task, &j);
+        if (st != BP_OK) return st;
+        size_t nm = 0;
+        for (uint32_t t = 0; t < j.tasks; ++t) nm += j.moved[t];
+        if (nm > n / GRID_MOVED_MAX_DIV) {
+            st = bp_par_run(ctx, j.tasks, grid_par_restore_task, &j);
+            if (st != BP_OK) return st;
+            coherent = false;
+        } else {
+            // The moved lists side by side (each moves down, in order: no overlap with what is
+            // still to move), then sorted alone with keys / perm2 as scratch.
+            uint32_t *mk = g->mkeys, *mp = g->mpos;
+            size_t at = 0;
+            for (uint32_t t = 0; t < j.tasks; ++t) {
+                memmove(mk + at, mk + j.u[t], j.moved[t] * sizeof *mk);
+                memmove(mp + at, mp + j.u[t], j.moved[t] * sizeof *mp);
+                at += j.moved[t];
+            }
+            g->moved = nm;
+            st = bp_par_radix32(ctx, mk, mp, g->keys, g->perm2, nm, g->key_bits);
+            if (st != BP_OK) return st;
+            mk[nm] = GRID_SENTINEL;
+            // Each task's moved boxes: those below its first kept key (none kept: the next's).
+            size_t kept_before = 0, next = nm;
+            for (uint32_t t = j.tasks; t-- > 0;) {
+                size_t i = j.u[t];
+                while (i < j.u[t + 1] && g->okeys[i] == GRID_MOVED) ++i;
+                if (i < j.u[t + 1]) {
+                    size_t a = 0, b = next;
+                    while (a < b) {
+                        size_t mid = a + (b - a) / 2;
+                        if (mk[mid] < g->okeys[i]) a = mid + 1;
+                        else b = mid;
+                    }
+                    next = a;
+                }
+                j.jm[t] = next;
+            }
+            j.jm[0] = 0;
+            j.jm[j.tasks] = nm;
+            for (uint32_t t = 0; t < j.tasks; ++t) {
+                j.at[t] = kept_before + j.jm[t];
+                kept_before += (j.u[t + 1] - j.u[t]) - j.moved[t];
+            }
+            return bp_par_run(ctx, j.tasks, grid_par_merge_task, &j);
+        }
+    }
+    g->moved = n;
+    j.full = g->mpos;
+    st = bp_par_run(ctx, j.tasks, grid_par_fill_task, &j);
+    if (st == BP_OK) st = bp_par_radix32(ctx, g->keys, g->mpos, g->mkeys, g->perm2, n, g->key_bits);
+    g->resorts++;
+    if (st == BP_OK) st = bp_par_run(ctx, j.tasks, grid_par_gather_task, &j);
+    return st;
+}
+
+typedef struct grid_count_job {
+    const bp_grid *g;
+    size_t n;
+    uint32_t tasks;
+    size_t *shared;  // per task
+} grid_count_job;
+
+static void grid_count_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_count_job *j = user;
+    size_t b, e, c = 0;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    for (size_t k = b ? b : 1; k < e; ++k) c += j->g->keys[k] == j->g->keys[k - 1];
+    j->shared[t] = c;
+}
+
+// The pair passes as one list of items: per level, its boxes against their own level, then
+// (levels above 0) against the finer ones; a task's part may span several.
+typedef struct grid_pairs_job {
+    const bp_grid *g;
+    int nseg;
+    size_t off[2 * GRID_MAX_LEVELS + 1];
+    int level[2 * GRID_MAX_LEVELS];
+    bool cross[2 * GRID_MAX_LEVELS];
+} grid_pairs_job;
+
+static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, uint32_t worker, bp_sink *sink,
+                                 uint64_t *checks) {
+    (void)worker;
+    const grid_pairs_job *j = user;
+    const bp_grid *g = j->g;
+    for (int s = 0; s < j->nseg; ++s) {
+        if (j->off[s + 1] <= v0 || j->off[s] >= v1) continue;
+        const grid_level *L = &g->geom.lv[j->level[s]];
+        const size_t p0 = L->begin + (v0 > j->off[s] ? v0 - j->off[s] : 0);
+        const size_t p1 = L->begin + (v1 < j->off[s + 1] ? v1 : j->off[s + 1]) - j->off[s];
+        bp_status st;
+        if (j->cross[s]) st = grid_cross_pairs(g, j->level[s], p0, p1, sink, checks);
+        else if (g->geom.dim == 2) st = grid_level_pairs2(g, L, p0, p1, sink, checks);
+        else st = grid_level_pairs3(g, L, p0, p1, sink, checks);
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
 static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
     bp_grid *g = (bp_grid *)m;
     const size_t n = f->n;
@@ -702,13 +995,22 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     g->key_bits = bits;
 
     const bool coherent = g->ordered && g->n == n && same_grid;
-    if (!(g->ordered && g->n == n))
-        for (size_t k = 0; k < n; ++k) g->perm[k] = (uint32_t)k;
+    const bool reset = !(g->ordered && g->n == n);
     for (size_t k = n; k < n + GRID_PAD; ++k) g->perm[k] = 0;  // read by the prefetches
-    grid_extract x = {coherent ? g->keys : NULL, g->mkeys, g->mpos, 0, n / GRID_MOVED_MAX_DIV, 0};
-    if (d == 2) grid_keys2(g, f, n, &x);
-    else grid_keys3(g, f, n, &x);
-    grid_sort_gather(g, n, d, &x);
+    if (bp_par_tasks(m->ctx, n, BP_PAR_GRAIN_MAP) > 1) {
+        st = grid_par_build(g, f, reset, coherent);
+        if (st != BP_OK) {
+            g->ordered = false;
+            return st;
+        }
+    } else {
+        if (reset)
+            for (size_t k = 0; k < n; ++k) g->perm[k] = (uint32_t)k;
+        grid_extract x = {coherent ? g->keys : NULL, g->mkeys, g->mpos, 0, n / GRID_MOVED_MAX_DIV, 0};
+        if (d == 2) grid_keys2(g, f, 0, n, &x);
+        else grid_keys3(g, f, 0, n, &x);
+        grid_sort_gather(g, n, d, &x);
+    }
     // The new order becomes next frame's starting point.
     {
         uint32_t *t = g->perm;
@@ -750,21 +1052,30 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     }
     // Where the table could serve, the crowding that decides between the layouts next frame.
     if (coarse == 0 && bp_grid_table_possible(g, f)) {
+        grid_count_job cj = {g, n, bp_par_tasks(m->ctx, n, BP_PAR_GRAIN_MAP), NULL};
+        cj.shared = bp_par_scratch(m->ctx, cj.tasks * sizeof *cj.shared, &st);
+        if (st == BP_OK) st = bp_par_run(m->ctx, cj.tasks, grid_count_task, &cj);
+        if (st != BP_OK) return st;
         size_t shared = 0;
-        for (size_t j = 1; j < n; ++j) shared += g->keys[j] == g->keys[j - 1];
+        for (uint32_t t = 0; t < cj.tasks; ++t) shared += cj.shared[t];
         bp_grid_note_crowding(g, shared, n);
     }
+    grid_pairs_job pj;
+    memset(&pj, 0, sizeof pj);
+    pj.g = g;
+    size_t items = 0;
     for (int l = 0; l < G->levels; ++l) {
         const grid_level *L = &G->lv[l];
         if (L->begin == L->end) continue;
-        st = d == 2 ? grid_level_pairs2(g, L, sink, checks) : grid_level_pairs3(g, L, sink, checks);
-        if (st != BP_OK) return st;
-        if (l > 0) {
-            st = grid_cross_pairs(g, l, sink, checks);
-            if (st != BP_OK) return st;
+        for (int cross = 0; cross < 1 + (l > 0); ++cross) {
+            pj.off[pj.nseg] = items;
+            pj.level[pj.nseg] = l;
+            pj.cross[pj.nseg++] = cross;
+            items += L->end - L->begin;
         }
     }
-    return BP_OK;
+    pj.off[pj.nseg] = items;
+    return bp_par_pairs(m->ctx, sink, items, BP_PAR_GRAIN_PAIRS, grid_pairs_part, &pj, checks);
 }
 
 // ---------------------------------------------------------------------------------------------

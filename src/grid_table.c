@@ -9,6 +9,7 @@
 // (the rest of its own cell, the next cell, three cells of the next row) are direct loads of
 // the table, independent from box to box. Same cells, same keys as the sorted layout.
 #include "grid.h"
+#include "par.h"
 
 // The key and candidate passes have 16-wide AVX-512 loops, chosen at run time.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX512)
@@ -53,11 +54,30 @@ void bp_grid_note_crowding(bp_grid *g, size_t shared, size_t n) {
     g->crowded = g->crowded ? frac > GRID_SPARSE_BELOW : frac > GRID_CROWDED_ABOVE;
 }
 
+typedef struct grid_fill_job {
+    uint32_t *head;
+    size_t cells;
+    uint32_t tasks;
+} grid_fill_job;
+
+static void grid_fill_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_fill_job *j = user;
+    size_t b, e;
+    bp_par_range(j->cells, j->tasks, t, &b, &e);
+    uint32_t *BP_RESTRICT head = j->head;
+    for (size_t c = b; c < e; ++c) head[c] = GRID_EMPTY;
+}
+
 // Puts the table back to all GRID_EMPTY. A fill of the range the last call used: cheaper than
 // clearing its boxes' cells one by one (random stores), as the table has few cells per box.
 void bp_grid_table_clear(bp_grid *g) {
-    uint32_t *BP_RESTRICT head = g->head;
-    for (size_t c = 0; c < g->dirty; ++c) head[c] = GRID_EMPTY;
+    grid_fill_job j = {g->head, g->dirty, bp_par_tasks(g->base.ctx, g->dirty, 8 * BP_PAR_GRAIN_MAP)};
+    // A fill cannot fail but through misbehaving task hooks: then serially.
+    if (bp_par_run(g->base.ctx, j.tasks, grid_fill_task, &j) != BP_OK) {
+        j.tasks = 1;
+        grid_fill_task(&j, 0, 0);
+    }
     g->dirty = 0;
 }
 
@@ -132,6 +152,64 @@ static inline unsigned grid_table_push(uint32_t *BP_RESTRICT head, uint32_t *BP_
     next[k] = h;
     head[key] = k | (h != GRID_EMPTY ? GRID_MULTI : 0u);
     return h != GRID_EMPTY;
+}
+
+// The key pass alone over boxes [b, e) (the workers' form of grid_table_link2's first half):
+// ORs into *wide as there.
+static void grid_table_keys(bp_grid *g, const bp_frame *f, size_t b, size_t e, uint32_t *wide) {
+    const grid_geom *G = &g->geom;
+    const uint32_t sx = G->lv[0].stride[1];
+    uint32_t *BP_RESTRICT keys = g->keys;
+    float *BP_RESTRICT nb = g->boxes;
+    const float *BP_RESTRICT src = f->boxes;
+    size_t k = b;
+#if defined(GRID_AVX512)
+    if (bp_cpu_avx512()) k += grid_table_keys_avx512(G, src + 4 * b, e - b, keys + b, nb + 4 * b, wide);
+#endif
+    const grid_map2 map = grid_map2_make(G);
+    for (; k < e; ++k) {
+        int32_t c[4];
+        grid_map2_box(&map, src + 4 * k, nb + 4 * k, c);
+        const uint32_t x0 = (uint32_t)c[0], y0 = (uint32_t)c[1], x1 = (uint32_t)c[2], y1 = (uint32_t)c[3];
+        *wide |= ((x1 - x0) | (y1 - y0)) >> 1;
+        keys[k] = (y0 + 1) * sx + x0 + 1;
+    }
+}
+
+typedef struct grid_keys_job {
+    bp_grid *g;
+    const bp_frame *f;
+    size_t n;
+    uint32_t tasks;
+    uint32_t *wide;  // per task
+} grid_keys_job;
+
+static void grid_table_keys_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_keys_job *j = user;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    uint32_t wide = 0;
+    grid_table_keys(j->g, j->f, b, e, &wide);
+    j->wide[t] = wide;
+}
+
+// With workers: the keys in parallel, then the lists linked in input order as below (the lists'
+// order is the pairs' order, so this stays on one thread). Returns as grid_table_link2, or
+// *st = an error of the workers.
+static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32_t tasks, bp_status *st) {
+    grid_keys_job j = {g, f, n, tasks, NULL};
+    j.wide = bp_par_scratch(g->base.ctx, tasks * sizeof *j.wide, st);
+    if (*st == BP_OK) *st = bp_par_run(g->base.ctx, tasks, grid_table_keys_task, &j);
+    if (*st != BP_OK) return false;
+    uint32_t wide = 0;
+    for (uint32_t t = 0; t < tasks; ++t) wide |= j.wide[t];
+    uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    size_t shared = 0;
+    for (size_t q = 0; q < n; ++q) shared += grid_table_push(head, next, keys[q], (uint32_t)q);
+    bp_grid_note_crowding(g, shared, n);
+    g->dirty = (size_t)g->geom.lv[0].size;
+    return wide == 0;
 }
 
 // Keys and boxes (min, -max) in input order, each box pushed on its cell's list. False when a
@@ -287,16 +365,22 @@ __attribute__((target("avx512f,popcnt"))) static size_t grid_table_cands_avx512(
 // them would throw away the work of many boxes in flight. Pass 1 lists the candidates; pass 2
 // tests them (about 0.6 per box on `uniform`, against 5 links read), writing every candidate to
 // the sink and keeping the hits. Lists of three boxes or more are walked apart.
-static bp_status grid_table_pairs2(const bp_grid *g, size_t n, bp_sink *sink, uint64_t *checks) {
+// Blocks [blk0, blk1) of GRID_TABLE_BLOCK boxes (a task's part with workers: the pairs of
+// consecutive blocks, in order, are the pairs of all of them in their order).
+static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, uint32_t worker, bp_sink *sink,
+                                   uint64_t *checks) {
+    (void)worker;
+    const bp_grid *g = user;
     const uint32_t *BP_RESTRICT next = g->next;
     const float *BP_RESTRICT nb = g->boxes;
-    const uint32_t last = (uint32_t)n;
+    const uint32_t last = (uint32_t)g->n;
     uint32_t ci[10 * GRID_TABLE_BLOCK + 16], ce[10 * GRID_TABLE_BLOCK + 16], slow[GRID_TABLE_BLOCK + 16];
     uint64_t c = 0;
 #if defined(GRID_AVX512)
     const bool avx512 = bp_cpu_avx512();
 #endif
-    for (uint32_t i0 = 0; i0 < last; i0 += GRID_TABLE_BLOCK) {
+    const uint32_t end = blk1 * GRID_TABLE_BLOCK < last ? (uint32_t)(blk1 * GRID_TABLE_BLOCK) : last;
+    for (uint32_t i0 = (uint32_t)(blk0 * GRID_TABLE_BLOCK); i0 < end; i0 += GRID_TABLE_BLOCK) {
         const uint32_t i1 = last - i0 > GRID_TABLE_BLOCK ? i0 + GRID_TABLE_BLOCK : last;
         size_t ns;
 #if defined(GRID_AVX512)
@@ -361,7 +445,12 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
     g->table = false;
     // Linking measured the crowding: under AUTO, a frame that turns out crowded (the first of
     // `line` or `seed`, say) goes to the sorted layout at once rather than walk long lists.
-    const bool fits = grid_table_link2(g, f, n);
+    const uint32_t tasks = bp_par_tasks(g->base.ctx, n, BP_PAR_GRAIN_MAP);
+    const bool fits = tasks > 1 ? grid_table_link2_par(g, f, n, tasks, &st) : grid_table_link2(g, f, n);
+    if (st != BP_OK) {
+        bp_grid_table_clear(g);
+        return st;
+    }
     if (!fits || (g->crowded && bp_context_def_of(g->base.ctx)->grid.layout == BP_GRID_LAYOUT_AUTO)) {
         bp_grid_table_clear(g);
         return BP_OK;
@@ -370,7 +459,8 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
     g->n = n;
     g->table = true;
     *done = true;
-    return grid_table_pairs2(g, n, sink, checks);
+    const size_t blocks = (n + GRID_TABLE_BLOCK - 1) / GRID_TABLE_BLOCK;
+    return bp_par_pairs(g->base.ctx, sink, blocks, BP_PAR_GRAIN_PAIRS / GRID_TABLE_BLOCK, grid_table_pairs2, g, checks);
 }
 
 // Region query from the lists: a box of level 0 overlapping the query has its min corner in the

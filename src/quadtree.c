@@ -20,6 +20,7 @@
 
 #include "method.h"
 #include "morton.h"
+#include "par.h"
 #include "radix_sort.h"
 
 #if defined(__SSE2__)
@@ -67,6 +68,34 @@
 #define QT_INLINE inline
 #endif
 
+// The strict walk's memory: the active ancestor boxes (filtered per cell) as a stack of
+// segments, and a crowded cell's sweep scratch. One per walk running (serial: one).
+typedef struct qt_walk_mem {
+    float *act_box;
+    uint32_t *act_id;
+    uint32_t *act_rng;  // integer cell range of each active box: lo[dim] then hi[dim]
+    size_t act_box_cap, act_id_cap, act_rng_cap;
+    uint64_t *st_end;   // per stack entry: end (exclusive) of the cell's finest-code range
+    uint32_t *st_a0, *st_a1;  // its segment of the active arrays
+    size_t st_end_cap, st_a0_cap, st_a1_cap;
+    uint32_t *sw_keys, *sw_vals, *sw_tmp_keys, *sw_tmp_vals;  // sweep of a crowded cell
+    size_t sw_keys_cap, sw_vals_cap, sw_tmp_keys_cap, sw_tmp_vals_cap;
+    size_t act_peak, sw_peak;  // largest needs of the last frame: reserved ahead with headroom
+} qt_walk_mem;
+
+static void qt_walk_mem_free(bp_context *ctx, qt_walk_mem *w) {
+    BP_RELEASE(ctx, w->act_box, w->act_box_cap);
+    BP_RELEASE(ctx, w->act_id, w->act_id_cap);
+    BP_RELEASE(ctx, w->act_rng, w->act_rng_cap);
+    BP_RELEASE(ctx, w->st_end, w->st_end_cap);
+    BP_RELEASE(ctx, w->st_a0, w->st_a0_cap);
+    BP_RELEASE(ctx, w->st_a1, w->st_a1_cap);
+    BP_RELEASE(ctx, w->sw_keys, w->sw_keys_cap);
+    BP_RELEASE(ctx, w->sw_vals, w->sw_vals_cap);
+    BP_RELEASE(ctx, w->sw_tmp_keys, w->sw_tmp_keys_cap);
+    BP_RELEASE(ctx, w->sw_tmp_vals, w->sw_tmp_vals_cap);
+}
+
 typedef struct bp_quadtree {
     bp_algorithm base;
     // Mapping of the last call: cell = floor((x - origin) * scale), clamped to [0, 2^L - 1].
@@ -87,17 +116,11 @@ typedef struct bp_quadtree {
     uint64_t *run_key;  // one entry per occupied cell, in key order
     uint32_t *run_start;  // nruns + 1 entries: first sorted position of each run, then n
     size_t nruns, run_key_cap, run_start_cap;
-    // Strict walk: the active ancestor boxes (filtered per cell) as a stack of segments.
-    float *act_box;
-    uint32_t *act_id;
-    uint32_t *act_rng;  // integer cell range of each active box: lo[dim] then hi[dim]
-    size_t act_box_cap, act_id_cap, act_rng_cap;
-    uint64_t *st_end;   // per stack entry: end (exclusive) of the cell's finest-code range
-    uint32_t *st_a0, *st_a1;  // its segment of the active arrays
-    size_t st_end_cap, st_a0_cap, st_a1_cap;
-    uint32_t *sw_keys, *sw_vals, *sw_tmp_keys, *sw_tmp_vals;  // sweep of a crowded cell
-    size_t sw_keys_cap, sw_vals_cap, sw_tmp_keys_cap, sw_tmp_vals_cap;
-    size_t act_peak, sw_peak;  // largest needs of the last frame: reserved ahead with headroom
+    qt_walk_mem walk;   // the strict walk's memory (serial calls)
+    qt_walk_mem *wmem;  // with workers: one per worker
+    size_t wmem_cap;
+    size_t *units;      // with workers: the runs where the strict walk's tasks start
+    size_t units_cap;
     uint64_t full_sorts;  // frames that needed a full radix sort (tests, tuning)
 } bp_quadtree;
 
@@ -119,16 +142,10 @@ static void qt_destroy(bp_algorithm *m) {
     BP_RELEASE(ctx, q->sb, q->sb_cap);
     BP_RELEASE(ctx, q->run_key, q->run_key_cap);
     BP_RELEASE(ctx, q->run_start, q->run_start_cap);
-    BP_RELEASE(ctx, q->act_box, q->act_box_cap);
-    BP_RELEASE(ctx, q->act_id, q->act_id_cap);
-    BP_RELEASE(ctx, q->act_rng, q->act_rng_cap);
-    BP_RELEASE(ctx, q->st_end, q->st_end_cap);
-    BP_RELEASE(ctx, q->st_a0, q->st_a0_cap);
-    BP_RELEASE(ctx, q->st_a1, q->st_a1_cap);
-    BP_RELEASE(ctx, q->sw_keys, q->sw_keys_cap);
-    BP_RELEASE(ctx, q->sw_vals, q->sw_vals_cap);
-    BP_RELEASE(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap);
-    BP_RELEASE(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap);
+    qt_walk_mem_free(ctx, &q->walk);
+    for (size_t w = 0; w < q->wmem_cap; ++w) qt_walk_mem_free(ctx, &q->wmem[w]);
+    BP_RELEASE(ctx, q->wmem, q->wmem_cap);
+    BP_RELEASE(ctx, q->units, q->units_cap);
     bp_free(ctx, q, sizeof *q);
 }
 
@@ -287,6 +304,199 @@ static void qt_choose_mapping(bp_quadtree *q, const bp_frame *f, const bp_contex
 // ---------------------------------------------------------------------------------------------
 // Sorting
 
+// ---------------------------------------------------------------------------------------------
+// Sorting and layout with workers: qt_sort's and qt_layout's results, bit for bit. The coherent
+// sort's split into kept and moved boxes is two passes (new keys and a moved flag per box, then
+// both lists written at offsets from per-task counts), the merge gives each task its kept boxes
+// and the moved ones that go before them (ties: the kept box first, as the serial merge).
+#define QT_MOVED_BIT 0x80000000u  // box indices stay below 2^30
+
+static inline size_t qt_lower_bound(const uint64_t *rk, size_t lo, size_t hi, uint64_t key);
+
+typedef struct qt_par {
+    bp_quadtree *q;
+    const bp_frame *f;
+    size_t n, w, m;        // boxes, kept, moved
+    uint32_t tasks;
+    uint64_t *nk;          // new keys (scratch in q->sb)
+    uint32_t *nid;         // ids, the moved ones flagged (scratch in q->sb)
+    size_t *kept, *moved;  // per task: counts, then offsets
+    size_t *at, *jm;       // merge: output offset, first moved box (tasks + 1)
+} qt_par;
+
+static void qt_par_keys_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const qt_par *j = user;
+    bp_quadtree *q = j->q;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    const size_t stride = (size_t)(2 * j->f->dim);
+    for (size_t k = b; k < e; ++k) {
+        q->ids[k] = (uint32_t)k;
+        q->keys[k] = qt_key(q, j->f->boxes + k * stride);
+    }
+}
+
+static void qt_par_split_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const qt_par *j = user;
+    const bp_quadtree *q = j->q;
+    size_t b, e, m = 0;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    const size_t stride = (size_t)(2 * j->f->dim);
+    for (size_t k = b; k < e; ++k) {
+        const uint32_t i = q->ids[k];
+        if (k + QT_PREFETCH < e) BP_PREFETCH(j->f->boxes + (size_t)q->ids[k + QT_PREFETCH] * stride);
+        const uint64_t key = qt_key(q, j->f->boxes + (size_t)i * stride);
+        const bool moved = key != q->keys[k];
+        j->nk[k] = key;
+        j->nid[k] = i | (moved ? QT_MOVED_BIT : 0u);
+        m += moved;
+    }
+    j->moved[t] = m;
+    j->kept[t] = (e - b) - m;
+}
+
+static void qt_par_place_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const qt_par *j = user;
+    bp_quadtree *q = j->q;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    size_t w = j->kept[t], m = j->moved[t];
+    for (size_t k = b; k < e; ++k) {
+        const uint32_t id = j->nid[k];
+        if (id & QT_MOVED_BIT) {
+            q->tmp_keys[m] = j->nk[k];
+            q->tmp_ids[m++] = id & ~QT_MOVED_BIT;
+        } else {
+            q->keys[w] = j->nk[k];
+            q->ids[w++] = id;
+        }
+    }
+}
+
+// Kept boxes [a, b) of task t (keys/ids) with moved boxes jm[t] .. jm[t+1], into nk/nid.
+static void qt_par_merge_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const qt_par *j = user;
+    const bp_quadtree *q = j->q;
+    size_t a, b;
+    bp_par_range(j->w, j->tasks, t, &a, &b);
+    size_t x = j->jm[t], o = j->at[t];
+    const size_t x1 = j->jm[t + 1];
+    const uint64_t *keys = q->keys, *mk = q->tmp_keys;
+    while (a < b || x < x1) {
+        if (a < b && (x == x1 || keys[a] <= mk[x])) {
+            j->nk[o] = keys[a];
+            j->nid[o++] = q->ids[a++];
+        } else {
+            j->nk[o] = mk[x];
+            j->nid[o++] = q->tmp_ids[x++];
+        }
+    }
+}
+
+static bp_status qt_sort_par(bp_quadtree *q, const bp_frame *f, uint32_t tasks, unsigned bits) {
+    bp_context *ctx = q->base.ctx;
+    const size_t n = f->n;
+    qt_par j;
+    memset(&j, 0, sizeof j);
+    j.q = q;
+    j.f = f;
+    j.n = n;
+    j.tasks = tasks;
+    if (!(q->ordered && q->n == n)) {
+        bp_status st = bp_par_run(ctx, tasks, qt_par_keys_task, &j);
+        if (st == BP_OK) st = bp_par_radix64(ctx, q->keys, q->ids, q->tmp_keys, q->tmp_ids, n, bits);
+        q->full_sorts++;
+        return st;
+    }
+    // New keys and flagged ids in the sorted boxes' array (free until the layout): 12 bytes a box
+    // of its 16 (2D) or 24 (3D).
+    j.nk = (uint64_t *)(void *)q->sb;
+    j.nid = (uint32_t *)(void *)(q->sb + 2 * n);
+    bp_status st = BP_OK;
+    size_t *sc = bp_par_scratch(ctx, (4 * (size_t)tasks + 2) * sizeof(size_t), &st);
+    if (st != BP_OK) return st;
+    j.kept = sc;
+    j.moved = sc + tasks;
+    j.at = sc + 2 * (size_t)tasks;
+    j.jm = j.at + tasks;
+    st = bp_par_run(ctx, tasks, qt_par_split_task, &j);
+    if (st != BP_OK) return st;
+    for (uint32_t t = 0; t < tasks; ++t) {
+        const size_t k = j.kept[t], m = j.moved[t];
+        j.kept[t] = j.w;
+        j.moved[t] = j.m;
+        j.w += k;
+        j.m += m;
+    }
+    if (j.m == 0) return BP_OK;  // every key as it was: the order stands
+    st = bp_par_run(ctx, tasks, qt_par_place_task, &j);
+    if (st != BP_OK) return st;
+    const size_t w = j.w, m = j.m;
+    if ((double)m > QT_MOVED_MAX * (double)n) {
+        st = bp_par_copy(ctx, q->keys + w, q->tmp_keys, m * sizeof *q->keys);
+        if (st == BP_OK) st = bp_par_copy(ctx, q->ids + w, q->tmp_ids, m * sizeof *q->ids);
+        if (st == BP_OK) st = bp_par_radix64(ctx, q->keys, q->ids, q->tmp_keys, q->tmp_ids, n, bits);
+        q->full_sorts++;
+        return st;
+    }
+    // m <= n / 2: the second half of the scratch is the radix sort's own scratch.
+    st = bp_par_radix64(ctx, q->tmp_keys, q->tmp_ids, q->tmp_keys + m, q->tmp_ids + m, m, bits);
+    if (st != BP_OK) return st;
+    // Task t merges kept boxes [a_t, a_t+1) with the moved ones below a_t's key (the earlier
+    // ones went to earlier tasks), into nk/nid from a_t + jm[t]; then the result goes back.
+    for (uint32_t t = 0; t < tasks; ++t) {
+        size_t a, b;
+        bp_par_range(w, tasks, t, &a, &b);
+        j.jm[t] = t == 0 ? 0 : (a < w ? qt_lower_bound(q->tmp_keys, 0, m, q->keys[a]) : m);
+        j.at[t] = a + j.jm[t];
+    }
+    j.jm[tasks] = m;
+    j.w = w;
+    st = bp_par_run(ctx, tasks, qt_par_merge_task, &j);
+    if (st == BP_OK) st = bp_par_copy(ctx, q->keys, j.nk, n * sizeof *q->keys);
+    if (st == BP_OK) st = bp_par_copy(ctx, q->ids, j.nid, n * sizeof *q->ids);
+    return st;
+}
+
+typedef struct qt_layout_job {
+    bp_quadtree *q;
+    const bp_frame *f;
+    size_t n;
+    uint32_t tasks;
+    size_t *runs;  // per task: runs starting in its share, then their first index
+} qt_layout_job;
+
+static void qt_gather(bp_quadtree *q, const bp_frame *f, size_t b, size_t e);
+
+static void qt_layout_gather_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const qt_layout_job *j = user;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    qt_gather(j->q, j->f, b, e);
+    size_t r = 0;
+    for (size_t k = b; k < e; ++k) r += k == 0 || j->q->keys[k] != j->q->keys[k - 1];
+    j->runs[t] = r;
+}
+
+static void qt_layout_runs_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const qt_layout_job *j = user;
+    bp_quadtree *q = j->q;
+    size_t b, e, r = j->runs[t];
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    for (size_t k = b; k < e; ++k) {
+        if (k == 0 || q->keys[k] != q->keys[k - 1]) {
+            q->run_key[r] = q->keys[k];
+            q->run_start[r++] = (uint32_t)k;
+        }
+    }
+}
+
 // Computes the keys and sorts (keys, ids), reusing last frame's order when it can.
 static bp_status qt_sort(bp_quadtree *q, const bp_frame *f) {
     bp_context *ctx = q->base.ctx;
@@ -297,6 +507,11 @@ static bp_status qt_sort(bp_quadtree *q, const bp_frame *f) {
     BP_RESERVE(ctx, q->ids, q->ids_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, q->tmp_keys, q->tmp_keys_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, q->tmp_ids, q->tmp_ids_cap, n + 1);
+    const uint32_t tasks = bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP);
+    if (tasks > 1) {
+        BP_RESERVE_DISCARD(ctx, q->sb, q->sb_cap, n * (size_t)(2 * f->dim) + 1);
+        return qt_sort_par(q, f, tasks, bits);
+    }
     uint64_t *keys = q->keys, *mk = q->tmp_keys;
     uint32_t *ids = q->ids, *mi = q->tmp_ids;
     const size_t stride = (size_t)(2 * f->dim);
@@ -352,6 +567,33 @@ static bp_status qt_sort(bp_quadtree *q, const bp_frame *f) {
     return BP_OK;
 }
 
+// The sorted boxes [b, e), stored min then -max.
+static void qt_gather(bp_quadtree *q, const bp_frame *f, size_t b, size_t e) {
+    const size_t n = f->n, stride = (size_t)(2 * f->dim);
+    float *BP_RESTRICT sb = q->sb;
+    const float *BP_RESTRICT boxes = f->boxes;
+    const size_t ahead = n > QT_PREFETCH ? n - QT_PREFETCH : 0;
+    if (stride == 4) {
+        for (size_t k = b; k < e; ++k) {
+            if (k < ahead) BP_PREFETCH(boxes + 4 * (size_t)q->ids[k + QT_PREFETCH]);
+            const float *x = boxes + 4 * (size_t)q->ids[k];
+            sb[4 * k] = x[0];
+            sb[4 * k + 1] = x[1];
+            sb[4 * k + 2] = -x[2];
+            sb[4 * k + 3] = -x[3];
+        }
+    } else {
+        for (size_t k = b; k < e; ++k) {
+            if (k < ahead) BP_PREFETCH(boxes + 6 * (size_t)q->ids[k + QT_PREFETCH]);
+            const float *x = boxes + 6 * (size_t)q->ids[k];
+            for (int a = 0; a < 3; ++a) {
+                sb[6 * k + (size_t)a] = x[a];
+                sb[6 * k + 3 + (size_t)a] = -x[3 + a];
+            }
+        }
+    }
+}
+
 // Gathers the boxes in sorted order and cuts the sorted keys into runs (one per cell).
 static bp_status qt_layout(bp_quadtree *q, const bp_frame *f) {
     bp_context *ctx = q->base.ctx;
@@ -361,28 +603,26 @@ static bp_status qt_layout(bp_quadtree *q, const bp_frame *f) {
     // Sized for n (runs <= n), not for this frame's runs, so that a warm frame never grows them.
     BP_RESERVE_DISCARD(ctx, q->run_key, q->run_key_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, q->run_start, q->run_start_cap, n + 1);
-    float *BP_RESTRICT sb = q->sb;
-    const float *BP_RESTRICT boxes = f->boxes;
-    const size_t ahead = n > QT_PREFETCH ? n - QT_PREFETCH : 0;
-    if (stride == 4) {
-        for (size_t k = 0; k < n; ++k) {
-            if (k < ahead) BP_PREFETCH(boxes + 4 * (size_t)q->ids[k + QT_PREFETCH]);
-            const float *b = boxes + 4 * (size_t)q->ids[k];
-            sb[4 * k] = b[0];
-            sb[4 * k + 1] = b[1];
-            sb[4 * k + 2] = -b[2];
-            sb[4 * k + 3] = -b[3];
+    qt_layout_job j = {q, f, n, bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP), NULL};
+    if (j.tasks > 1) {
+        // With workers: runs counted per task, then written from each task's first index.
+        bp_status st = BP_OK;
+        j.runs = bp_par_scratch(ctx, j.tasks * sizeof *j.runs, &st);
+        if (st == BP_OK) st = bp_par_run(ctx, j.tasks, qt_layout_gather_task, &j);
+        if (st != BP_OK) return st;
+        size_t r = 0;
+        for (uint32_t t = 0; t < j.tasks; ++t) {
+            const size_t c = j.runs[t];
+            j.runs[t] = r;
+            r += c;
         }
-    } else {
-        for (size_t k = 0; k < n; ++k) {
-            if (k < ahead) BP_PREFETCH(boxes + 6 * (size_t)q->ids[k + QT_PREFETCH]);
-            const float *b = boxes + 6 * (size_t)q->ids[k];
-            for (int a = 0; a < 3; ++a) {
-                sb[6 * k + (size_t)a] = b[a];
-                sb[6 * k + 3 + (size_t)a] = -b[3 + a];
-            }
-        }
+        st = bp_par_run(ctx, j.tasks, qt_layout_runs_task, &j);
+        if (st != BP_OK) return st;
+        q->run_start[r] = (uint32_t)n;
+        q->nruns = r;
+        return BP_OK;
     }
+    qt_gather(q, f, 0, n);
     size_t r = 0;
     for (size_t k = 0; k < n; ++k) {
         if (k == 0 || q->keys[k] != q->keys[k - 1]) {
@@ -507,19 +747,19 @@ static inline size_t qt_lower_bound(const uint64_t *rk, size_t lo, size_t hi, ui
 // Sort-and-sweep of one crowded cell: its own boxes (sorted positions [p0, p1)) and the
 // inherited boxes (active entries [e0, e1)), along the axis where their centres spread most;
 // pairs of two inherited boxes are skipped (they were tested higher up).
-static bp_status qt_sweep_cell(bp_quadtree *q, int d, size_t e0, size_t e1, size_t p0, size_t p1, bp_sink *sink,
+static bp_status qt_sweep_cell(const bp_quadtree *q, qt_walk_mem *wm, int d, size_t e0, size_t e1, size_t p0, size_t p1, bp_sink *sink,
                                uint64_t *checks) {
     bp_context *ctx = q->base.ctx;
     const size_t s = (size_t)(2 * d);
     const size_t fa = e1 - e0, m = fa + (p1 - p0);
-    if (m + 1 > q->sw_peak) q->sw_peak = m + 1;
-    BP_RESERVE_DISCARD(ctx, q->sw_keys, q->sw_keys_cap, m + 1);
-    BP_RESERVE_DISCARD(ctx, q->sw_vals, q->sw_vals_cap, m + 1);
-    BP_RESERVE_DISCARD(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap, m + 1);
-    BP_RESERVE_DISCARD(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap, m + 1);
-    const float *act = q->act_box, *sb = q->sb;
+    if (m + 1 > wm->sw_peak) wm->sw_peak = m + 1;
+    BP_RESERVE_DISCARD(ctx, wm->sw_keys, wm->sw_keys_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, wm->sw_vals, wm->sw_vals_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, wm->sw_tmp_keys, wm->sw_tmp_keys_cap, m + 1);
+    BP_RESERVE_DISCARD(ctx, wm->sw_tmp_vals, wm->sw_tmp_vals_cap, m + 1);
+    const float *act = wm->act_box, *sb = q->sb;
 #define QT_SW_BOX(v) ((v) < fa ? act + (e0 + (v)) * s : sb + (p0 + (v) - fa) * s)
-#define QT_SW_ID(v) ((v) < fa ? q->act_id[e0 + (v)] : q->ids[p0 + (v) - fa])
+#define QT_SW_ID(v) ((v) < fa ? wm->act_id[e0 + (v)] : q->ids[p0 + (v) - fa])
     double sum[3] = {0, 0, 0}, sq[3] = {0, 0, 0};
     for (size_t v = 0; v < m; ++v) {
         const float *b = QT_SW_BOX(v);
@@ -539,19 +779,19 @@ static bp_status qt_sweep_cell(bp_quadtree *q, int d, size_t e0, size_t e1, size
         }
     }
     for (size_t v = 0; v < m; ++v) {
-        q->sw_keys[v] = bp_float_key(QT_SW_BOX(v)[axis]);
-        q->sw_vals[v] = (uint32_t)v;
+        wm->sw_keys[v] = bp_float_key(QT_SW_BOX(v)[axis]);
+        wm->sw_vals[v] = (uint32_t)v;
     }
-    bp_radix_sort32(q->sw_keys, q->sw_vals, q->sw_tmp_keys, q->sw_tmp_vals, m, 32);
+    bp_radix_sort32(wm->sw_keys, wm->sw_vals, wm->sw_tmp_keys, wm->sw_tmp_vals, m, 32);
     uint64_t c = 0;
     for (size_t k = 0; k < m; ++k) {
-        const size_t v = q->sw_vals[k];
+        const size_t v = wm->sw_vals[k];
         const float *bk = QT_SW_BOX(v);
         const float hi = -bk[d + axis];
         const bool inherited = v < fa;
         const uint32_t idk = QT_SW_ID(v);
         for (size_t j = k + 1; j < m; ++j) {
-            const size_t u = q->sw_vals[j];
+            const size_t u = wm->sw_vals[j];
             const float *bj = QT_SW_BOX(u);
             if (bj[axis] > hi) break;
             if (inherited && u < fa) continue;
@@ -569,13 +809,98 @@ static bp_status qt_sweep_cell(bp_quadtree *q, int d, size_t e0, size_t e1, size
     return BP_OK;
 }
 
+// Reserves the walk's arrays for a cell: `need` active entries and a stack of depth + 1.
+static bp_status qt_walk_reserve(bp_context *ctx, qt_walk_mem *wm, size_t s, size_t need, size_t depth) {
+    if (need > wm->act_peak) wm->act_peak = need;
+    if (need * s > wm->act_box_cap || need > wm->act_id_cap || need * s > wm->act_rng_cap ||
+        depth + 1 > wm->st_end_cap || depth + 1 > wm->st_a0_cap || depth + 1 > wm->st_a1_cap) {
+        BP_RESERVE(ctx, wm->act_box, wm->act_box_cap, need * s);
+        BP_RESERVE(ctx, wm->act_id, wm->act_id_cap, need);
+        BP_RESERVE(ctx, wm->act_rng, wm->act_rng_cap, need * s);
+        BP_RESERVE(ctx, wm->st_end, wm->st_end_cap, depth + 1);
+        BP_RESERVE(ctx, wm->st_a0, wm->st_a0_cap, depth + 1);
+        BP_RESERVE(ctx, wm->st_a1, wm->st_a1_cap, depth + 1);
+    }
+    return BP_OK;
+}
+
+// With workers, a task starts the walk at run r0 (one no bucket swallows, qt_in_bucket): the
+// stack is rebuilt as the walk from run 0 leaves it there. Those are the occupied strict
+// ancestors of r0's cell, each pushed (none is a bucket, each has r0 below it) with the boxes
+// of its parent's segment that reach it and then its own, as qt_walk_strict_dim pushes them;
+// no pair is tested (the tasks before found them). *depth_out: the stack's depth.
+static bp_status qt_walk_prime(const bp_quadtree *q, qt_walk_mem *wm, int d, size_t r0, size_t *depth_out) {
+    const size_t s = (size_t)(2 * d);
+    const unsigned L = q->levels;
+    const uint64_t code0 = qt_key_code(q->run_key[r0]);
+    const unsigned lvl0 = qt_key_level(q->run_key[r0]);
+    size_t depth = 0;
+    for (unsigned lc = 0; lc < lvl0; ++lc) {
+        const unsigned sh = (unsigned)d * (L - lc);
+        const uint64_t corig = (code0 >> sh) << sh, ckey = (corig << QT_LEVEL_BITS) | lc;
+        const size_t r = qt_lower_bound(q->run_key, 0, r0, ckey);
+        if (r >= r0 || q->run_key[r] != ckey) continue;  // no box in that cell itself
+        const size_t p0 = q->run_start[r], p1 = q->run_start[r + 1];
+        const size_t a0 = depth ? wm->st_a0[depth - 1] : 0, a1 = depth ? wm->st_a1[depth - 1] : 0;
+        bp_status st = qt_walk_reserve(q->base.ctx, wm, s, a1 + (a1 - a0) + (p1 - p0) + 1, depth);
+        if (st != BP_OK) return st;
+        uint32_t c0[3], c1[3];
+        qt_decode(d, corig, c0);
+        for (int a = 0; a < d; ++a) c1[a] = c0[a] + (((uint32_t)1 << (L - lc)) - 1u);
+        size_t w = a1;
+        for (size_t e = a0; e < a1; ++e) {
+            const uint32_t *rg = wm->act_rng + e * s;
+            bool meets = true;
+            for (int a = 0; a < d; ++a) meets &= (rg[a] <= c1[a]) & (c0[a] <= rg[d + a]);
+            if (!meets) continue;
+            memcpy(wm->act_box + w * s, wm->act_box + e * s, s * sizeof *wm->act_box);
+            memcpy(wm->act_rng + w * s, rg, s * sizeof *rg);
+            wm->act_id[w++] = wm->act_id[e];
+        }
+        for (size_t i = p0; i < p1; ++i) {
+            memcpy(wm->act_box + w * s, q->sb + i * s, s * sizeof *q->sb);
+            qt_range_sorted(q, q->sb + i * s, wm->act_rng + w * s);
+            wm->act_id[w++] = q->ids[i];
+        }
+        wm->st_end[depth] = corig + ((uint64_t)1 << sh);
+        wm->st_a0[depth] = (uint32_t)a1;
+        wm->st_a1[depth] = (uint32_t)w;
+        ++depth;
+    }
+    *depth_out = depth;
+    return BP_OK;
+}
+
+// Whether the walk reaches run r inside a bucket begun at an earlier run: some strict ancestor
+// of r's cell holds boxes before r's and at most QT_BUCKET in all (its first run then takes the
+// whole cell, or a coarser one, as its bucket).
+static bool qt_in_bucket(const bp_quadtree *q, size_t r) {
+    const int d = q->dim;
+    const unsigned L = q->levels;
+    const uint64_t code = qt_key_code(q->run_key[r]);
+    const unsigned lvl = qt_key_level(q->run_key[r]);
+    const size_t p0 = q->run_start[r];
+    if (p0 == 0) return false;
+    for (unsigned lc = 0; lc < lvl; ++lc) {
+        const unsigned sh = (unsigned)d * (L - lc);
+        const uint64_t corig = (code >> sh) << sh, ckey = (corig << QT_LEVEL_BITS) | lc;
+        if (q->keys[p0 - 1] < ckey) continue;  // nothing of that cell before r
+        const uint64_t cend = (corig + ((uint64_t)1 << sh)) << QT_LEVEL_BITS;
+        const size_t first = qt_lower_bound(q->keys, 0, p0, ckey);
+        const size_t last = qt_lower_bound(q->keys, p0, q->n, cend);
+        if (last - first <= QT_BUCKET) return true;
+    }
+    return false;
+}
+
 // Strict placement: the seed's depth-first walk as one pass over the runs. The stack holds the
 // occupied ancestors of the current cell; each entry's segment of the active arrays holds every
 // box of an ancestor (its own included) that reaches into that ancestor's region. A cell tests its
 // boxes against each other and against the part of its parent's segment that reaches into it, so
 // a box straddling a line near the root meets only the cells it touches, not everything below.
 // `d` is a constant at each call site, so the compiler specialises the loops per dimension.
-static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_sink *sink, uint64_t *checks) {
+static QT_INLINE bp_status qt_walk_strict_dim(const bp_quadtree *q, qt_walk_mem *wm, const int d, size_t r_begin,
+                                              size_t r_end, bp_sink *sink, uint64_t *checks) {
     bp_context *ctx = q->base.ctx;
     const size_t s = (size_t)(2 * d);
     const unsigned L = q->levels;
@@ -585,14 +910,24 @@ static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_si
     const uint32_t *BP_RESTRICT ids = q->ids;
     const size_t nruns = q->nruns, n = q->n;
     const uint64_t *BP_RESTRICT keys = q->keys;
-    float *act_box = q->act_box;
-    uint32_t *act_id = q->act_id, *act_rng = q->act_rng;
-    uint64_t *st_end = q->st_end;
-    uint32_t *st_a0 = q->st_a0, *st_a1 = q->st_a1;
+    float *act_box = wm->act_box;
+    uint32_t *act_id = wm->act_id, *act_rng = wm->act_rng;
+    uint64_t *st_end = wm->st_end;
+    uint32_t *st_a0 = wm->st_a0, *st_a1 = wm->st_a1;
     size_t depth = 0;
     uint64_t c = 0;
     bp_status st = BP_OK;
-    for (size_t r = 0; r < nruns; ++r) {
+    if (r_begin > 0) {
+        st = qt_walk_prime(q, wm, d, r_begin, &depth);
+        if (st != BP_OK) return st;
+        act_box = wm->act_box;
+        act_id = wm->act_id;
+        act_rng = wm->act_rng;
+        st_end = wm->st_end;
+        st_a0 = wm->st_a0;
+        st_a1 = wm->st_a1;
+    }
+    for (size_t r = r_begin; r < r_end; ++r) {
         const uint64_t key = run_key[r];
         const uint64_t code = qt_key_code(key);
         const unsigned lvl = qt_key_level(key);
@@ -636,21 +971,17 @@ static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_si
         for (int a = 0; a < d; ++a) c1[a] = c0[a] + (((uint32_t)1 << (L - blvl)) - 1u);
         const size_t top = a1;
         const size_t need = top + (a1 - a0) + (p1 - p0) + 1;
-        if (need > q->act_peak) q->act_peak = need;
-        if (need * s > q->act_box_cap || need > q->act_id_cap || need * s > q->act_rng_cap ||
-            depth + 1 > q->st_end_cap || depth + 1 > q->st_a0_cap || depth + 1 > q->st_a1_cap) {
-            BP_RESERVE(ctx, q->act_box, q->act_box_cap, need * s);
-            BP_RESERVE(ctx, q->act_id, q->act_id_cap, need);
-            BP_RESERVE(ctx, q->act_rng, q->act_rng_cap, need * s);
-            BP_RESERVE(ctx, q->st_end, q->st_end_cap, depth + 1);
-            BP_RESERVE(ctx, q->st_a0, q->st_a0_cap, depth + 1);
-            BP_RESERVE(ctx, q->st_a1, q->st_a1_cap, depth + 1);
-            act_box = q->act_box;
-            act_id = q->act_id;
-            act_rng = q->act_rng;
-            st_end = q->st_end;
-            st_a0 = q->st_a0;
-            st_a1 = q->st_a1;
+        if (need > wm->act_peak) wm->act_peak = need;
+        if (need * s > wm->act_box_cap || need > wm->act_id_cap || need * s > wm->act_rng_cap ||
+            depth + 1 > wm->st_end_cap || depth + 1 > wm->st_a0_cap || depth + 1 > wm->st_a1_cap) {
+            st = qt_walk_reserve(ctx, wm, s, need, depth);
+            if (st != BP_OK) return st;
+            act_box = wm->act_box;
+            act_id = wm->act_id;
+            act_rng = wm->act_rng;
+            st_end = wm->st_end;
+            st_a0 = wm->st_a0;
+            st_a1 = wm->st_a1;
         }
         // The parent's boxes that reach this cell, copied above the parent's segment: tested
         // here and, for an inner cell, inherited by the children.
@@ -668,7 +999,7 @@ static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_si
         if ((double)own * (double)(own + inherited) > QT_SWEEP_WORK) {
             // Many boxes in one cell (boxes straddling the planes near the root of an octree,
             // a crowd on a line): one sort-and-sweep instead of all pairs.
-            st = qt_sweep_cell(q, d, top, w, p0, p1, sink, &c);
+            st = qt_sweep_cell(q, wm, d, top, w, p0, p1, sink, &c);
             if (st != BP_OK) return st;
         } else {
             if (own > 1) {
@@ -696,40 +1027,96 @@ static QT_INLINE bp_status qt_walk_strict_dim(bp_quadtree *q, const int d, bp_si
     return BP_OK;
 }
 
-static bp_status qt_walk_strict(bp_quadtree *q, bp_sink *sink, uint64_t *checks) {
-    // Reserve last frame's peaks with headroom first: a warm frame whose structure changes a
-    // little then allocates nothing (the walk still grows the arrays when it must).
+// Reserves a walk's memory for last frame's peaks with headroom: a warm frame whose structure
+// changes a little then allocates nothing (the walk still grows the arrays when it must).
+static bp_status qt_walk_ahead(const bp_quadtree *q, qt_walk_mem *wm, size_t act_peak, size_t sw_peak) {
     bp_context *ctx = q->base.ctx;
     const size_t s = (size_t)(2 * q->dim);
     const size_t floor = q->n < QT_ACTIVE_FLOOR ? q->n : QT_ACTIVE_FLOOR;
-    const size_t act = (q->act_peak > floor ? q->act_peak : floor) + 64;
-    const size_t sw = (q->sw_peak > floor ? q->sw_peak : floor) + 64;
-    BP_RESERVE(ctx, q->act_box, q->act_box_cap, act * s);
-    BP_RESERVE(ctx, q->act_id, q->act_id_cap, act);
-    BP_RESERVE(ctx, q->act_rng, q->act_rng_cap, act * s);
-    BP_RESERVE(ctx, q->st_end, q->st_end_cap, (size_t)q->levels + 2);
-    BP_RESERVE(ctx, q->st_a0, q->st_a0_cap, (size_t)q->levels + 2);
-    BP_RESERVE(ctx, q->st_a1, q->st_a1_cap, (size_t)q->levels + 2);
-    BP_RESERVE_DISCARD(ctx, q->sw_keys, q->sw_keys_cap, sw);
-    BP_RESERVE_DISCARD(ctx, q->sw_vals, q->sw_vals_cap, sw);
-    BP_RESERVE_DISCARD(ctx, q->sw_tmp_keys, q->sw_tmp_keys_cap, sw);
-    BP_RESERVE_DISCARD(ctx, q->sw_tmp_vals, q->sw_tmp_vals_cap, sw);
-    q->act_peak = 0;
-    q->sw_peak = 0;
-    return q->dim == 2 ? qt_walk_strict_dim(q, 2, sink, checks) : qt_walk_strict_dim(q, 3, sink, checks);
+    const size_t act = (act_peak > floor ? act_peak : floor) + 64;
+    const size_t sw = (sw_peak > floor ? sw_peak : floor) + 64;
+    BP_RESERVE(ctx, wm->act_box, wm->act_box_cap, act * s);
+    BP_RESERVE(ctx, wm->act_id, wm->act_id_cap, act);
+    BP_RESERVE(ctx, wm->act_rng, wm->act_rng_cap, act * s);
+    BP_RESERVE(ctx, wm->st_end, wm->st_end_cap, (size_t)q->levels + 2);
+    BP_RESERVE(ctx, wm->st_a0, wm->st_a0_cap, (size_t)q->levels + 2);
+    BP_RESERVE(ctx, wm->st_a1, wm->st_a1_cap, (size_t)q->levels + 2);
+    BP_RESERVE_DISCARD(ctx, wm->sw_keys, wm->sw_keys_cap, sw);
+    BP_RESERVE_DISCARD(ctx, wm->sw_vals, wm->sw_vals_cap, sw);
+    BP_RESERVE_DISCARD(ctx, wm->sw_tmp_keys, wm->sw_tmp_keys_cap, sw);
+    BP_RESERVE_DISCARD(ctx, wm->sw_tmp_vals, wm->sw_tmp_vals_cap, sw);
+    wm->act_peak = 0;
+    wm->sw_peak = 0;
+    return BP_OK;
+}
+
+// Units [u0, u1) of the strict walk: runs q->units[u0] .. q->units[u1] (a task's part).
+static bp_status qt_walk_part(void *user, size_t u0, size_t u1, uint32_t worker, bp_sink *sink, uint64_t *checks) {
+    const bp_quadtree *q = user;
+    qt_walk_mem *wm = &q->wmem[worker];
+    return q->dim == 2 ? qt_walk_strict_dim(q, wm, 2, q->units[u0], q->units[u1], sink, checks)
+                       : qt_walk_strict_dim(q, wm, 3, q->units[u0], q->units[u1], sink, checks);
+}
+
+static bp_status qt_walk_strict(bp_quadtree *q, bp_sink *sink, uint64_t *checks) {
+    bp_context *ctx = q->base.ctx;
+    const uint32_t tasks = bp_par_tasks(ctx, q->n, BP_PAR_GRAIN_PAIRS);
+    if (tasks < 2) {
+        bp_status st = qt_walk_ahead(q, &q->walk, q->walk.act_peak, q->walk.sw_peak);
+        if (st != BP_OK) return st;
+        return q->dim == 2 ? qt_walk_strict_dim(q, &q->walk, 2, 0, q->nruns, sink, checks)
+                           : qt_walk_strict_dim(q, &q->walk, 3, 0, q->nruns, sink, checks);
+    }
+    // With workers: the runs cut where about n t / tasks boxes lie before, each cut moved on
+    // past any bucket that holds it; a task's part (units) starts with the stack rebuilt there.
+    const uint32_t workers = bp_par_workers(ctx);
+    if (q->wmem_cap < workers) {
+        const size_t old = q->wmem_cap;
+        BP_RESERVE(ctx, q->wmem, q->wmem_cap, workers);
+        memset(q->wmem + old, 0, (q->wmem_cap - old) * sizeof *q->wmem);
+    }
+    size_t act_peak = 0, sw_peak = 0;
+    for (uint32_t w = 0; w < workers; ++w) {
+        if (q->wmem[w].act_peak > act_peak) act_peak = q->wmem[w].act_peak;
+        if (q->wmem[w].sw_peak > sw_peak) sw_peak = q->wmem[w].sw_peak;
+    }
+    for (uint32_t w = 0; w < workers; ++w) {
+        bp_status st = qt_walk_ahead(q, &q->wmem[w], act_peak, sw_peak);
+        if (st != BP_OK) return st;
+    }
+    BP_RESERVE_DISCARD(ctx, q->units, q->units_cap, (size_t)tasks + 1);
+    size_t units = 0;
+    q->units[units++] = 0;
+    for (uint32_t t = 1; t < tasks; ++t) {
+        const size_t box = (size_t)((uint64_t)q->n * t / tasks);
+        size_t lo = 0, hi = q->nruns;  // the run holding that box
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (q->run_start[mid + 1] <= box) lo = mid + 1;
+            else hi = mid;
+        }
+        size_t r = lo;
+        while (r < q->nruns && qt_in_bucket(q, r)) ++r;
+        if (r > q->units[units - 1] && r < q->nruns) q->units[units++] = r;
+    }
+    q->units[units] = q->nruns;
+    return bp_par_pairs(ctx, sink, units, 1, qt_walk_part, q, checks);
 }
 
 // Loose placement: a box lies within its cell enlarged by half a cell, so two overlapping boxes
 // sit in cells where the coarser one's cell neighbours (within one cell on every axis) the
 // finer one's ancestor at that level. Each cell therefore meets the subtrees of its 3^dim
 // neighbours: deeper boxes always, same-level boxes of a neighbour once (the larger code).
-static bp_status qt_walk_loose(bp_quadtree *q, bp_sink *sink, uint64_t *checks) {
+// Runs [r0, r1) (a task's part with workers: each run's pairs depend on that run alone).
+static bp_status qt_walk_loose(void *user, size_t r0, size_t r1, uint32_t worker, bp_sink *sink, uint64_t *checks) {
+    (void)worker;
+    const bp_quadtree *q = user;
     const int d = q->dim;
     const unsigned L = q->levels;
     const uint64_t *rk = q->run_key;
     const size_t nr = q->nruns;
     uint64_t c = 0;
-    for (size_t r = 0; r < nr; ++r) {
+    for (size_t r = r0; r < r1; ++r) {
         const uint64_t key = rk[r];
         const uint64_t code = qt_key_code(key);
         const unsigned lvl = qt_key_level(key);
@@ -781,7 +1168,8 @@ static bp_status qt_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink
     st = qt_layout(q, f);
     if (st != BP_OK) return st;
     q->valid = true;
-    return q->loose ? qt_walk_loose(q, sink, checks) : qt_walk_strict(q, sink, checks);
+    if (q->loose) return bp_par_pairs(m->ctx, sink, q->nruns, BP_PAR_GRAIN_PAIRS / 4, qt_walk_loose, q, checks);
+    return qt_walk_strict(q, sink, checks);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,9 +3,12 @@
 #ifndef BP_RADIX_SORT_H
 #define BP_RADIX_SORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "pool.h"
 
 /// Maps a float to a uint32 whose unsigned order is the float order (negatives reversed,
 /// sign bit flipped). -0.0 sorts just before +0.0; NaN never reaches here (rejected on input).
@@ -34,5 +37,15 @@ void bp_radix_sort32(uint32_t *keys, uint32_t *vals, uint32_t *tmp_keys, uint32_
 /// tmp_vals may be NULL too).
 void bp_radix_sort64(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_t *tmp_vals, size_t n,
                      unsigned key_bits);
+
+/// The parallel forms, for large arrays: the keys cut into `tasks` slices that count and scatter
+/// their own keys, run through `pool` (src/pool.h; NULL runs the tasks in turn); the result is
+/// the serial sort's, bit for bit. `hist` holds bp_radix_hist_size(tasks, key_bits, wide)
+/// counters. tasks < 2: the serial sort. Errors: the pool's (the arrays are then unspecified).
+size_t bp_radix_hist_size(uint32_t tasks, unsigned key_bits, bool wide);
+bp_status bp_radix_sort32_pool(bp_pool *pool, uint32_t tasks, uint32_t *hist, uint32_t *keys, uint32_t *vals,
+                               uint32_t *tmp_keys, uint32_t *tmp_vals, size_t n, unsigned key_bits);
+bp_status bp_radix_sort64_pool(bp_pool *pool, uint32_t tasks, uint32_t *hist, uint64_t *keys, uint32_t *vals,
+                               uint64_t *tmp_keys, uint32_t *tmp_vals, size_t n, unsigned key_bits);
 
 #endif

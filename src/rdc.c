@@ -27,6 +27,7 @@
 #include <math.h>
 
 #include "method.h"
+#include "par.h"
 #include "radix_sort.h"
 
 #include "sweep_kernel.h"
@@ -104,6 +105,12 @@ typedef struct bp_rdc {
     // Largest needs seen so far (nodes, task stack): each frame reserves them with headroom
     // first, so warm frames allocate nothing.
     size_t nodes_peak, tasks_peak;
+    // Workers: each final group's first item in the pair pass (nodes + 1), and per-worker
+    // structure-of-arrays copies of the small groups (the large ones share `soa`).
+    size_t *item_at;
+    size_t item_at_cap;
+    float *wsoa;
+    size_t wsoa_cap;
 } bp_rdc;
 
 static bp_status rdc_create(bp_context *ctx, bp_algorithm **out) {
@@ -128,6 +135,8 @@ static void rdc_destroy(bp_algorithm *m) {
     BP_RELEASE(ctx, r->soa, r->soa_cap);
     BP_RELEASE(ctx, r->qstack, r->qstack_cap);
     BP_RELEASE(ctx, r->cover, r->cover_cap);
+    BP_RELEASE(ctx, r->item_at, r->item_at_cap);
+    BP_RELEASE(ctx, r->wsoa, r->wsoa_cap);
     bp_free(ctx, r, sizeof *r);
 }
 
@@ -186,6 +195,59 @@ static void rdc_gather_keys(bp_rdc *r, const bp_frame *f, size_t b, size_t e, in
     for (size_t k = b; k < e; ++k) keys[k] = bp_float_key(src[order[k] * stride + (size_t)a]);
 }
 
+// The passes of one group on the workers (the root's: the others are small).
+typedef struct rdc_job {
+    bp_rdc *r;
+    const bp_frame *f;
+    size_t b, e;
+    uint32_t tasks;
+    int a;
+    float lo, hi;       // rdc_no_gap: the range, its buckets
+    double scale;
+    size_t nb, inc;
+    int32_t *cover;     // per task: nb + 1 counts
+} rdc_job;
+
+static void rdc_keys_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const rdc_job *j = user;
+    size_t b, e;
+    bp_par_range(j->e - j->b, j->tasks, t, &b, &e);
+    rdc_gather_keys(j->r, j->f, j->b + b, j->b + e, j->a);
+}
+
+// One box's coverage of the no-gap test's buckets (see rdc_no_gap).
+static inline void rdc_cover_box(int32_t *cover, const float *box, int d, int a, float lo, float hi, double scale,
+                                 size_t nb) {
+    const float x0 = box[a], x1 = box[d + a];
+    if (!(x0 <= x1)) return;  // shrunk past empty by epsilon: covers nothing
+    // t in [0, nb] up to rounding: signed conversions are exact and branch-free.
+    const double t0 = ((double)x0 - (double)lo) * scale, t1 = ((double)x1 - (double)lo) * scale;
+    int64_t first = (int64_t)t0 + 2, last = (int64_t)t1 - 1;  // last: one past the last covered
+    if (x0 == lo) first = 0;
+    if (x1 == hi) last = (int64_t)nb;
+    if (last > (int64_t)nb) last = (int64_t)nb;
+    if (first >= last) return;
+    cover[first]++;
+    cover[last]--;
+}
+
+// The boxes k = b, b + inc, ... of a share, into the task's own counts.
+static void rdc_cover_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const rdc_job *j = user;
+    const size_t count = (j->e - j->b + j->inc - 1) / j->inc;
+    size_t i0, i1;
+    bp_par_range(count, j->tasks, t, &i0, &i1);
+    int32_t *cover = j->cover + (size_t)t * (j->nb + 1);
+    memset(cover, 0, (j->nb + 1) * sizeof *cover);
+    const int d = j->f->dim;
+    const size_t stride = (size_t)(2 * d);
+    for (size_t i = i0; i < i1; ++i)
+        rdc_cover_box(cover, j->r->src + j->r->order[j->b + i * j->inc] * stride, d, j->a, j->lo, j->hi, j->scale,
+                      j->nb);
+}
+
 // Whether the intervals of order[b .. e) along axis a provably leave no gap in [lo, hi] (their
 // adjusted extremes): then no cut exists and the sort can be skipped. Buckets over [lo, hi]
 // are marked when some interval covers them whole, with a margin of two buckets at interval
@@ -211,22 +273,30 @@ static bp_status rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, in
     // that sample leaves a hole, a gap is likely and the full pass is not worth it. The step
     // keeps the sample's own coverage (sizes over extent) at 16 or more.
     const size_t step = (size_t)fmin(8.0, fmax(1.0, mean_size * (double)m / extent / 16.0));
+    // With workers (a large group): each task counts a share into counts of its own, summed
+    // after (integers: the same totals); the tasks' counts take at most two groups' worth.
+    uint32_t tasks = bp_par_tasks(r->base.ctx, m, BP_PAR_GRAIN_MAP);
+    if (tasks > 1 && (size_t)tasks * (nb + 1) > 4 * m + 2) tasks = (uint32_t)((4 * m + 2) / (nb + 1));
+    int32_t *task_cover = NULL;
+    if (tasks > 1) {
+        bp_status st = BP_OK;
+        task_cover = bp_par_scratch(r->base.ctx, (size_t)tasks * (nb + 1) * sizeof *task_cover, &st);
+        if (st != BP_OK) return st;
+    }
     for (size_t pass = step > 1 ? 0 : 1; pass < 2; ++pass) {
         const size_t inc = pass ? 1 : step;
-        memset(cover, 0, (nb + 1) * sizeof *cover);
-        for (size_t k = b; k < e; k += inc) {
-            const float *box = src + r->order[k] * stride;
-            const float x0 = box[a], x1 = box[d + a];
-            if (!(x0 <= x1)) continue;  // shrunk past empty by epsilon: covers nothing
-            // t in [0, nb] up to rounding: signed conversions are exact and branch-free.
-            const double t0 = ((double)x0 - (double)lo) * scale, t1 = ((double)x1 - (double)lo) * scale;
-            int64_t first = (int64_t)t0 + 2, last = (int64_t)t1 - 1;  // last: one past the last covered
-            if (x0 == lo) first = 0;
-            if (x1 == hi) last = (int64_t)nb;
-            if (last > (int64_t)nb) last = (int64_t)nb;
-            if (first >= last) continue;
-            cover[first]++;
-            cover[last]--;
+        if (tasks > 1) {
+            rdc_job j = {r, f, b, e, tasks, a, lo, hi, scale, nb, inc, task_cover};
+            bp_status st = bp_par_run(r->base.ctx, tasks, rdc_cover_task, &j);
+            if (st != BP_OK) return st;
+            for (size_t x = 0; x <= nb; ++x) {
+                int32_t c = 0;
+                for (uint32_t t = 0; t < tasks; ++t) c += task_cover[(size_t)t * (nb + 1) + x];
+                cover[x] = c;
+            }
+        } else {
+            memset(cover, 0, (nb + 1) * sizeof *cover);
+            for (size_t k = b; k < e; k += inc) rdc_cover_box(cover, src + r->order[k] * stride, d, a, lo, hi, scale, nb);
         }
         const size_t from = pass ? 0 : 2, to = pass ? nb : (nb > 2 ? nb - 2 : 0);
         int32_t run = 0;
@@ -240,22 +310,31 @@ static bp_status rdc_no_gap(bp_rdc *r, const bp_frame *f, size_t b, size_t e, in
 }
 
 // Sorts order[b .. e) by min along axis a (keys included). The whole set (the root) starts from
-// last frame's order along a when it has one, and saves its order for the next frame.
-static void rdc_sort(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, bool root) {
+// last frame's order along a when it has one, and saves its order for the next frame. With
+// workers (the root), each step has a parallel form with the serial result and decisions.
+static bp_status rdc_sort(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, bool root) {
+    bp_context *ctx = r->base.ctx;
     const size_t m = e - b;
     bool coherent = false;
+    bp_status st = BP_OK;
     if (root && r->root_valid[a]) {
         // After a failed try the insertion sort rests a few frames: in a scene where too much
         // moves each frame it would only waste its budget before the radix sort anyway.
         if (r->root_rest[a]) r->root_rest[a]--;
         else coherent = true;
-        if (coherent) memcpy(r->order, r->root_perm[a], m * sizeof *r->order);
+        if (coherent) st = bp_par_copy(ctx, r->order, r->root_perm[a], m * sizeof *r->order);
     }
-    rdc_gather_keys(r, f, b, e, a);
+    rdc_job j = {r, f, b, e, bp_par_tasks(ctx, m, BP_PAR_GRAIN_MAP), a, 0, 0, 0, 0, 0, NULL};
+    if (st == BP_OK) st = bp_par_run(ctx, j.tasks, rdc_keys_task, &j);
+    if (st != BP_OK) return st;
     uint32_t *keys = r->keys + b, *vals = r->order + b;
     bool done = false;
     if (coherent) {
-        done = rdc_insertion_sort(keys, vals, m, RDC_INSERTION_BUDGET * m);
+        if (bp_par_tasks(ctx, m, BP_PAR_GRAIN_SORT) > 1)
+            st = bp_par_insertion32(ctx, keys, vals, r->tmp_keys, r->tmp_vals, m, RDC_INSERTION_BUDGET * m, &done);
+        else
+            done = rdc_insertion_sort(keys, vals, m, RDC_INSERTION_BUDGET * m);
+        if (st != BP_OK) return st;
         if (!done) r->root_rest[a] = RDC_INSERTION_REST;
     }
     if (done) {
@@ -263,13 +342,15 @@ static void rdc_sort(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a, bo
     } else if (m < RDC_RADIX_MIN) {
         rdc_insertion_sort(keys, vals, m, 0);
     } else {
-        bp_radix_sort32(keys, vals, r->tmp_keys, r->tmp_vals, m, 32);
+        st = bp_par_radix32(ctx, keys, vals, r->tmp_keys, r->tmp_vals, m, 32);
+        if (st != BP_OK) return st;
         if (root) r->resorts++;
     }
     if (root) {
-        memcpy(r->root_perm[a], r->order, m * sizeof *r->order);
-        r->root_valid[a] = true;
+        st = bp_par_copy(ctx, r->root_perm[a], r->order, m * sizeof *r->order);
+        r->root_valid[a] = st == BP_OK;
     }
+    return st;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -435,10 +516,11 @@ static bp_status rdc_cluster(bp_rdc *r, const bp_frame *f) {
                 if (s != BP_OK) return s;
             }
             if (!no_gap) {
-                rdc_sort(r, f, b, e, a, is_root);
+                bp_status s = rdc_sort(r, f, b, e, a, is_root);
+                if (s != BP_OK) return s;
                 sorted = a;
                 size_t children = 0;
-                bp_status s = rdc_cut(r, f, t.node, a, &ntask, &children);
+                s = rdc_cut(r, f, t.node, a, &ntask, &children);
                 if (s != BP_OK) return s;
                 if (children) break;
             }
@@ -456,7 +538,10 @@ static bp_status rdc_cluster(bp_rdc *r, const bp_frame *f) {
                     best_cost = c;
                 }
             }
-            if (best != sorted) rdc_sort(r, f, b, e, best, is_root);
+            if (best != sorted) {
+                bp_status s = rdc_sort(r, f, b, e, best, is_root);
+                if (s != BP_OK) return s;
+            }
             nd = &r->nodes[t.node];
             nd->axis = best;
             // Extents are rounded to nearest: one step up makes this a true upper bound, so
@@ -472,12 +557,12 @@ static bp_status rdc_cluster(bp_rdc *r, const bp_frame *f) {
 // The pairs (phase 2)
 
 // Brute force of a small unsorted group: all pairs, from a structure-of-arrays copy.
-static bp_status rdc_brute(bp_rdc *r, const bp_frame *f, const rdc_node *nd, bp_sink *sink, uint64_t *checks) {
+static bp_status rdc_brute(const bp_rdc *r, const bp_frame *f, const rdc_node *nd, float *s, bp_sink *sink,
+                           uint64_t *checks) {
     const int d = f->dim;
     const size_t stride = (size_t)(2 * d);
     const size_t m = nd->end - nd->begin;
     const uint32_t *idx = r->order + nd->begin;
-    float *s = r->soa;
     for (size_t k = 0; k < m; ++k) {
         const float *box = r->src + idx[k] * stride;
         for (int x = 0; x < 2 * d; ++x) s[(size_t)x * m + k] = box[x];
@@ -499,17 +584,15 @@ static bp_status rdc_brute(bp_rdc *r, const bp_frame *f, const rdc_node *nd, bp_
     return BP_OK;
 }
 
-// Sweeps a final group along the axis its range is sorted on: the structure-of-arrays copy is
-// [0] min on that axis (from the keys), [1] max on it, then min and max of the other axes.
-static bp_status rdc_sweep_group(bp_rdc *r, const bp_frame *f, const rdc_node *nd, bp_sink *sink,
-                                 uint64_t *checks) {
+// A final group sorted along its axis, as the sweep reads it: [0] min on that axis (from the
+// keys), [1] max on it, then min and max of the other axes, each m + BP_SWEEP_PAD floats.
+static void rdc_group_soa(const bp_rdc *r, const bp_frame *f, const rdc_node *nd, float *soa, size_t k0, size_t k1) {
     const int d = f->dim, a = nd->axis;
     const size_t stride = (size_t)(2 * d);
     const size_t m = nd->end - nd->begin, st = m + BP_SWEEP_PAD;
     const uint32_t *idx = r->order + nd->begin, *keys = r->keys + nd->begin;
     const int other[2] = {a == 0 ? 1 : 0, a == 2 ? 1 : 2};
-    float *soa = r->soa;
-    for (size_t k = 0; k < m; ++k) {
+    for (size_t k = k0; k < k1; ++k) {
         const float *box = r->src + idx[k] * stride;
         soa[k] = bp_key_float(keys[k]);
         soa[st + k] = box[d + a];
@@ -518,14 +601,126 @@ static bp_status rdc_sweep_group(bp_rdc *r, const bp_frame *f, const rdc_node *n
             soa[(size_t)(3 + 2 * o) * st + k] = box[d + other[o]];
         }
     }
-    for (size_t x = 0; x < stride; ++x)
-        for (size_t p = m; p < st; ++p) soa[x * st + p] = INFINITY;
+    if (k1 == m)
+        for (size_t x = 0; x < stride; ++x)
+            for (size_t q = m; q < st; ++q) soa[x * st + q] = INFINITY;
+}
+
+// Rows [k0, k1) of the sweep of a final group along the axis its range is sorted on, from its
+// structure of arrays `soa` (rdc_group_soa).
+static bp_status rdc_sweep_rows(const bp_rdc *r, const bp_frame *f, const rdc_node *nd, const float *soa, size_t k0,
+                                size_t k1, bp_sink *sink, uint64_t *checks) {
+    const size_t m = nd->end - nd->begin;
     // check_lo: a positive epsilon shrinks intervals, possibly past empty, so sorted mins no
     // longer imply max[j] >= min[k].
-    return bp_sweep_soa(soa, m, st, d, idx, r->eps > 0.0f, sink, checks);
+    return bp_sweep_soa_rows(soa, m, m + BP_SWEEP_PAD, f->dim, r->order + nd->begin, r->eps > 0.0f, k0, k1, sink,
+                             checks);
+}
+
+// Sweeps a final group along the axis its range is sorted on.
+static bp_status rdc_sweep_group(bp_rdc *r, const bp_frame *f, const rdc_node *nd, bp_sink *sink,
+                                 uint64_t *checks) {
+    const size_t m = nd->end - nd->begin;
+    rdc_group_soa(r, f, nd, r->soa, 0, m);
+    return rdc_sweep_rows(r, f, nd, r->soa, 0, m, sink, checks);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pairs with workers: one pass over the final groups, in node order, where a sorted group
+// counts as many items as it has rows (a large one is cut across tasks) and an unsorted one as
+// one. Groups of more than RDC_PAR_SHARED boxes get their structure of arrays built once,
+// beforehand, and shared by the tasks that sweep their rows; smaller ones are built by the task
+// in its worker's copy.
+#define RDC_PAR_SHARED 2048
+
+typedef struct rdc_pairs_job {
+    bp_rdc *r;
+    const bp_frame *f;
+    size_t *item;    // node_count + 1: first item of each node (non-final nodes: none)
+    size_t *shared;  // node_count: offset of a large group's arrays in r->soa
+    size_t wstride;  // floats of one worker's copy
+    const rdc_node *nd;  // the shared group being built
+    float *soa;
+    uint32_t tasks;
+} rdc_pairs_job;
+
+static bool rdc_final(const rdc_node *nd) { return nd->count == 0 && nd->end - nd->begin >= 2; }
+
+static void rdc_shared_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const rdc_pairs_job *j = user;
+    const size_t m = j->nd->end - j->nd->begin;
+    size_t b, e;
+    bp_par_range(m, j->tasks, t, &b, &e);
+    rdc_group_soa(j->r, j->f, j->nd, j->soa, b, e);
+}
+
+static bp_status rdc_pairs_part(void *user, size_t v0, size_t v1, uint32_t worker, bp_sink *sink, uint64_t *checks) {
+    const rdc_pairs_job *j = user;
+    const bp_rdc *r = j->r;
+    const size_t nodes = r->node_count;
+    size_t lo = 0, hi = nodes;  // the first node whose items end after v0
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->item[mid + 1] <= v0) lo = mid + 1;
+        else hi = mid;
+    }
+    float *own = r->wsoa + (size_t)worker * j->wstride;
+    for (size_t i = lo; i < nodes && j->item[i] < v1; ++i) {
+        const rdc_node *nd = &r->nodes[i];
+        if (!rdc_final(nd)) continue;
+        const size_t m = nd->end - nd->begin;
+        bp_status st;
+        if (nd->axis < 0) {
+            st = rdc_brute(r, j->f, nd, own, sink, checks);
+        } else {
+            const size_t k0 = v0 > j->item[i] ? v0 - j->item[i] : 0;
+            const size_t k1 = v1 - j->item[i] < m ? v1 - j->item[i] : m;
+            const float *soa = own;
+            if (m > RDC_PAR_SHARED) soa = r->soa + j->shared[i];
+            else rdc_group_soa(r, j->f, nd, own, 0, m);
+            st = rdc_sweep_rows(r, j->f, nd, soa, k0, k1, sink, checks);
+        }
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+static bp_status rdc_pairs_par(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
+    bp_context *ctx = r->base.ctx;
+    const size_t nodes = r->node_count;
+    const size_t w = (size_t)(2 * f->dim);
+    BP_RESERVE_DISCARD(ctx, r->item_at, r->item_at_cap, 2 * nodes + 1);
+    rdc_pairs_job j = {r, f, r->item_at, r->item_at + nodes + 1, (RDC_PAR_SHARED + BP_SWEEP_PAD) * w, NULL, NULL, 1};
+    size_t items = 0, floats = 0;
+    for (size_t i = 0; i < nodes; ++i) {
+        const rdc_node *nd = &r->nodes[i];
+        j.item[i] = items;
+        if (!rdc_final(nd)) continue;
+        const size_t m = nd->end - nd->begin;
+        items += nd->axis < 0 ? 1 : m;
+        if (nd->axis >= 0 && m > RDC_PAR_SHARED) {
+            j.shared[i] = floats;
+            floats += (m + BP_SWEEP_PAD) * w;
+        }
+    }
+    j.item[nodes] = items;
+    BP_RESERVE_DISCARD(ctx, r->soa, r->soa_cap, floats + 1);
+    BP_RESERVE_DISCARD(ctx, r->wsoa, r->wsoa_cap, (size_t)bp_par_workers(ctx) * j.wstride);
+    for (size_t i = 0; i < nodes; ++i) {
+        const rdc_node *nd = &r->nodes[i];
+        if (!rdc_final(nd) || nd->axis < 0 || nd->end - nd->begin <= RDC_PAR_SHARED) continue;
+        j.nd = nd;
+        j.soa = r->soa + j.shared[i];
+        j.tasks = bp_par_tasks(ctx, nd->end - nd->begin, BP_PAR_GRAIN_MAP);
+        bp_status st = bp_par_run(ctx, j.tasks, rdc_shared_task, &j);
+        if (st != BP_OK) return st;
+    }
+    return bp_par_pairs(ctx, sink, items, BP_PAR_GRAIN_PAIRS, rdc_pairs_part, &j, checks);
 }
 
 static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
+    if (bp_par_tasks(r->base.ctx, f->n, BP_PAR_GRAIN_PAIRS) > 1) return rdc_pairs_par(r, f, sink, checks);
     size_t largest = 0;
     for (size_t i = 0; i < r->node_count; ++i) {
         const rdc_node *nd = &r->nodes[i];
@@ -535,7 +730,7 @@ static bp_status rdc_pairs(bp_rdc *r, const bp_frame *f, bp_sink *sink, uint64_t
     for (size_t i = 0; i < r->node_count; ++i) {
         const rdc_node *nd = &r->nodes[i];
         if (nd->count || nd->end - nd->begin < 2) continue;
-        bp_status st = nd->axis < 0 ? rdc_brute(r, f, nd, sink, checks) : rdc_sweep_group(r, f, nd, sink, checks);
+        bp_status st = nd->axis < 0 ? rdc_brute(r, f, nd, r->soa, sink, checks) : rdc_sweep_group(r, f, nd, sink, checks);
         if (st != BP_OK) return st;
     }
     return BP_OK;

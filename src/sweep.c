@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "method.h"
+#include "par.h"
 #include "radix_sort.h"
 #include "sweep_kernel.h"
 
@@ -133,11 +134,57 @@ static bool sweep_mostly_unsorted(const bp_frame *f, const uint32_t *perm, int a
     return descents * 8 > probes;
 }
 
-// Orders the boxes by min on `axis` into s->perm / s->keys.
+// The passes over the boxes in sorted order, each a range of positions (a task's share with
+// workers): the sort keys, and the sorted structure of arrays.
+typedef struct sweep_job {
+    bp_sweep *s;
+    const bp_frame *f;
+    size_t n;
+    uint32_t tasks;
+    int axis;
+    bool identity;  // the keys pass starts the order over
+} sweep_job;
+
+static void sweep_keys_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const sweep_job *j = user;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    uint32_t *BP_RESTRICT perm = j->s->perm, *BP_RESTRICT keys = j->s->keys;
+    const float *BP_RESTRICT boxes = j->f->boxes;
+    const size_t stride = (size_t)(2 * j->f->dim), axis = (size_t)j->axis;
+    if (j->identity)
+        for (size_t k = b; k < e; ++k) perm[k] = (uint32_t)k;
+    for (size_t k = b; k < e; ++k) keys[k] = bp_float_key(boxes[perm[k] * stride + axis]);
+}
+
+static void sweep_gather_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const sweep_job *j = user;
+    const bp_sweep *s = j->s;
+    const bp_frame *f = j->f;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    const size_t stride = s->stride;
+    const int d = f->dim, axis = s->axis;
+    float *soa = s->soa;
+    int other[2] = {axis == 0 ? 1 : 0, axis == 2 ? 1 : 2};
+    for (size_t k = b; k < e; ++k) {
+        const float *box = bp_frame_box(f, s->perm[k]);
+        soa[k] = bp_key_float(s->keys[k]);
+        soa[stride + k] = box[d + axis];
+        for (int o = 0; o < d - 1; ++o) {
+            soa[(size_t)(2 + 2 * o) * stride + k] = box[other[o]];
+            soa[(size_t)(3 + 2 * o) * stride + k] = box[d + other[o]];
+        }
+    }
+}
+
+// Orders the boxes by min on `axis` into s->perm / s->keys: a stable sort of last frame's order
+// (or of the index order), so the result is the same whichever sort ran, serially or not.
 static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coherent) {
     bp_context *ctx = s->base.ctx;
     const size_t n = f->n;
-    const size_t stride = (size_t)(2 * f->dim);
     bool reuse = coherent && s->ordered && s->n == n && s->axis == axis;
     // Reserve everything before touching the old order, so a failure leaves it intact.
     BP_RESERVE(ctx, s->perm, s->perm_cap, n + BP_SWEEP_PAD);
@@ -146,15 +193,24 @@ static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coher
     BP_RESERVE_DISCARD(ctx, s->tmp_perm, s->tmp_perm_cap, n + 1);
     uint32_t *perm = s->perm, *keys = s->keys;
     if (reuse && sweep_mostly_unsorted(f, perm, axis)) reuse = false;
-    if (!reuse)
-        for (size_t k = 0; k < n; ++k) perm[k] = (uint32_t)k;
     // The blocked sweep reads perm past the end (results discarded): keep it defined.
     for (size_t k = n; k < n + BP_SWEEP_PAD; ++k) perm[k] = 0;
-    for (size_t k = 0; k < n; ++k) keys[k] = bp_float_key(f->boxes[perm[k] * stride + (size_t)axis]);
-    if (!reuse || !sweep_insertion_sort(keys, perm, n, SWEEP_INSERTION_BUDGET * n)) {
-        bp_radix_sort32(keys, perm, s->tmp_keys, s->tmp_perm, n, 32);
+    sweep_job j = {s, f, n, bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP), axis, !reuse};
+    bp_status st = bp_par_run(ctx, j.tasks, sweep_keys_task, &j);
+    if (st != BP_OK) return st;
+    bool sorted = false;
+    if (reuse) {
+        const size_t budget = SWEEP_INSERTION_BUDGET * n;
+        if (bp_par_tasks(ctx, n, BP_PAR_GRAIN_SORT) > 1)
+            st = bp_par_insertion32(ctx, keys, perm, s->tmp_keys, s->tmp_perm, n, budget, &sorted);
+        else
+            sorted = sweep_insertion_sort(keys, perm, n, budget);
+    }
+    if (st == BP_OK && !sorted) {
+        st = bp_par_radix32(ctx, keys, perm, s->tmp_keys, s->tmp_perm, n, 32);
         s->resorts++;
     }
+    if (st != BP_OK) return st;
     s->n = n;
     s->axis = axis;
     s->ordered = true;
@@ -164,23 +220,22 @@ static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coher
 // Gathers the sorted structure of arrays.
 static bp_status sweep_gather(bp_sweep *s, const bp_frame *f) {
     const size_t n = f->n, stride = n + BP_SWEEP_PAD;
-    const int d = f->dim, axis = s->axis;
+    const int d = f->dim;
     BP_RESERVE_DISCARD(s->base.ctx, s->soa, s->soa_cap, stride * (size_t)(2 * d));
     s->stride = stride;
-    float *soa = s->soa;
-    int other[2] = {axis == 0 ? 1 : 0, axis == 2 ? 1 : 2};
-    for (size_t k = 0; k < n; ++k) {
-        const float *b = bp_frame_box(f, s->perm[k]);
-        soa[k] = bp_key_float(s->keys[k]);
-        soa[stride + k] = b[d + axis];
-        for (int o = 0; o < d - 1; ++o) {
-            soa[(size_t)(2 + 2 * o) * stride + k] = b[other[o]];
-            soa[(size_t)(3 + 2 * o) * stride + k] = b[d + other[o]];
-        }
-    }
+    sweep_job j = {s, f, n, bp_par_tasks(s->base.ctx, n, BP_PAR_GRAIN_MAP), s->axis, false};
+    bp_status st = bp_par_run(s->base.ctx, j.tasks, sweep_gather_task, &j);
     for (int a = 0; a < 2 * d; ++a)
-        for (size_t p = n; p < stride; ++p) soa[(size_t)a * stride + p] = INFINITY;
-    return BP_OK;
+        for (size_t p = n; p < stride; ++p) s->soa[(size_t)a * stride + p] = INFINITY;
+    return st;
+}
+
+// Rows [begin, end) of the sweep (a task's share with workers).
+static bp_status sweep_rows(void *user, size_t begin, size_t end, uint32_t worker, bp_sink *sink, uint64_t *checks) {
+    (void)worker;
+    const bp_sweep *s = user;
+    return bp_sweep_soa_rows(s->soa, s->n, s->stride, bp_context_def_of(s->base.ctx)->dimension, s->perm, false,
+                             begin, end, sink, checks);
 }
 
 static bp_status sweep_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
@@ -193,7 +248,7 @@ static bp_status sweep_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *s
         s->ordered = false;
         return st;
     }
-    return bp_sweep_soa(s->soa, s->n, s->stride, f->dim, s->perm, false, sink, checks);
+    return bp_par_pairs(m->ctx, sink, s->n, BP_PAR_GRAIN_PAIRS, sweep_rows, s, checks);
 }
 
 // First sorted position whose min on the sweep axis is >= x (binary search).

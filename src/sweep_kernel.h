@@ -19,4 +19,10 @@
 bp_status bp_sweep_soa(const float *soa, size_t n, size_t stride, int dim, const uint32_t *idx, bool check_lo,
                        bp_sink *sink, uint64_t *checks);
 
+/// The same for rows [k0, k1) only (box k against the rows after it, as above): the pairs of
+/// consecutive row ranges, in order, are the pairs of the whole sweep in its order (a parallel
+/// pass cuts the rows into tasks).
+bp_status bp_sweep_soa_rows(const float *soa, size_t n, size_t stride, int dim, const uint32_t *idx, bool check_lo,
+                            size_t k0, size_t k1, bp_sink *sink, uint64_t *checks);
+
 #endif

@@ -107,6 +107,18 @@ if(TARGET broadphase_cli AND BP_BASH)
     cli.usage.bad_dim cli.usage.query_without_shape cli.usage.query_bad_box cli.usage.query_inverted_box
     cli.usage.query_negative_radius cli.usage.bench_unknown_scene cli.usage.bench_unknown_method)
 
+  # Workers (issue #14): the same output for any --threads; usage errors.
+  foreach(method sweep grid quadtree rdc auto)
+    foreach(dim 2 3)
+      add_test(NAME cli.pairs.${method}.${dim}d.threads COMMAND ${BP_CLI_TEST} pairs_threads ${method} ${dim})
+      list(APPEND BP_CLI_TESTS cli.pairs.${method}.${dim}d.threads)
+    endforeach()
+  endforeach()
+  add_test(NAME cli.bench.threads COMMAND ${BP_CLI_TEST} bench_threads)
+  add_test(NAME cli.usage.pairs_threads_zero COMMAND ${BP_CLI_TEST} usage pairs --threads 0)
+  add_test(NAME cli.usage.bench_threads_bad COMMAND ${BP_CLI_TEST} usage bench --threads 2,x)
+  list(APPEND BP_CLI_TESTS cli.bench.threads cli.usage.pairs_threads_zero cli.usage.bench_threads_bad)
+
   add_test(NAME cli.bench.csv_check COMMAND ${BP_CLI_TEST} bench_csv)
   add_test(NAME cli.bench.table COMMAND ${BP_CLI_TEST} bench_table)
   add_test(NAME cli.bench.skip COMMAND ${BP_CLI_TEST} bench_skip)

@@ -194,6 +194,41 @@ usage)
     [ -s "$TMP/err" ] || fail "no message"
     [ ! -s "$TMP/out" ] || fail "something on stdout"
     ;;
+pairs_threads)
+    # pairs_threads METHOD DIM: --threads 3 prints exactly what --threads 1 prints, on 40,000
+    # boxes (over the size from which calls use their workers).
+    m=$1 dim=$2
+    need_method "$m"
+    awk -v dim="$dim" 'BEGIN { srand(7); w = dim == 2 ? 800 : 120
+        for (k = 0; k < 40000; k++) {
+            line = ""; hi = ""
+            for (a = 0; a < dim; a++) { c = rand() * w; h = 0.2 + rand() * 1.3; line = line sprintf("%.4f ", c - h); hi = hi sprintf(" %.4f", c + h) }
+            print line hi
+        } }' >"$TMP/in" || fail "generator"
+    "$BIN" pairs --method "$m" --dim "$dim" "$TMP/in" >"$TMP/want" || fail "--threads 1 failed"
+    "$BIN" pairs --method "$m" --dim "$dim" --threads 3 "$TMP/in" >"$TMP/got" || fail "--threads 3 failed"
+    [ -s "$TMP/want" ] || fail "no pairs at all: the input is not testing anything"
+    cmp -s "$TMP/want" "$TMP/got" || fail "--threads 3 differs from --threads 1"
+    echo "$m dim $dim: $(wc -l <"$TMP/got") pairs, the same with 3 threads"
+    ;;
+bench_threads)
+    # --threads 1,2: each of our methods once per count (CSV column `threads`), baselines once;
+    # the same pairs and checks whatever the count; the table has the speed-up table.
+    "$BIN" bench --frames 2 --n 2000 --scene uniform --method sweep,grid,naive-sweep --threads 1,2 \
+        --parallel-min 1 --format csv --check >"$TMP/out" || fail "bench exit status"
+    cat "$TMP/out"
+    for m in sweep grid; do
+        l1=$(grep "^uniform,2,2000,$m,1,2," "$TMP/out" | cut -d, -f10,11) || fail "no 1-thread line for $m"
+        l2=$(grep "^uniform,2,2000,$m,2,2," "$TMP/out" | cut -d, -f10,11) || fail "no 2-thread line for $m"
+        [ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "$m: pairs,checks '$l1' with 1 thread, '$l2' with 2"
+    done
+    [ "$(grep -c '^uniform,2,2000,naive-sweep,1,' "$TMP/out")" -eq 1 ] || fail "naive-sweep should run once, single-threaded"
+    grep -q ',naive-sweep,2,' "$TMP/out" && fail "naive-sweep ran with 2 threads"
+    "$BIN" bench --frames 1 --n 1000 --scene uniform --method grid --threads 1,2 >"$TMP/table" || fail "table exit status"
+    grep -q "by worker count" "$TMP/table" || fail "no worker-count table"
+    grep -q "^method .* 1 thr .* 2 thr .* 1/2" "$TMP/table" || fail "worker-count table header"
+    grep -Eq "^grid +1000 +[0-9.]+ +[0-9.]+ +[0-9.]+x" "$TMP/table" || fail "no grid row with its speed-up"
+    ;;
 bench_csv)
     "$BIN" bench --frames 2 --n 1000 --scene uniform --format csv --check >"$TMP/out" || fail "bench exit status"
     cat "$TMP/out"

@@ -40,10 +40,11 @@ foreach(bp_t oracle errors nomem alloc queries narrow api world)
 endforeach()
 
 # Internals: the radix sort, compiled in directly (its symbols are hidden in a shared build).
-add_executable(test_radix ${CMAKE_CURRENT_SOURCE_DIR}/test_radix.c ${PROJECT_SOURCE_DIR}/src/radix_sort.c)
+add_executable(test_radix ${CMAKE_CURRENT_SOURCE_DIR}/test_radix.c ${PROJECT_SOURCE_DIR}/src/radix_sort.c
+               ${PROJECT_SOURCE_DIR}/src/pool.c)
 target_include_directories(test_radix PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
 target_compile_definitions(test_radix PRIVATE BP_STATIC)
-target_link_libraries(test_radix PRIVATE bp_warnings)
+target_link_libraries(test_radix PRIVATE bp_warnings Threads::Threads)
 target_compile_options(test_radix PRIVATE $<$<CONFIG:Debug>:-O1>)
 set_target_properties(test_radix PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
 foreach(bp_c keys32 vals32 keys64 vals64 bits edge)

@@ -44,6 +44,10 @@ bool bm_row_on(const bm_opts *o, size_t row) {
     return bm_row_is_peer(row) ? o->peers[row - BM_METHOD_COUNT] : o->methods[row];
 }
 
+bool bm_row_serial(size_t row) { return bm_row_is_peer(row) || bm_is_baseline(&bm_methods[row]); }
+
+int bm_row_threads(const bm_opts *o, size_t row) { return bm_row_serial(row) ? 1 : o->workers; }
+
 const char *bm_scene_name(int scene) {
     return bm_scene_is_world(scene) ? bp_wscene_name(bm_wscene(scene)) : bp_scene_name((bp_scene_kind)scene);
 }
@@ -51,7 +55,7 @@ const char *bm_scene_name(int scene) {
 static const char bm_usage[] =
     "usage: broadphase bench [--scene NAME|all] [--n N[,N...]] [--dim 2|3] [--method NAME[,NAME...]|all]\n"
     "                        [--peers] [--frames F[,F...]] [--format table|csv|json] [--seed S] [--check]\n"
-    "                        [--memory] [--out DIR]\n"
+    "                        [--memory] [--out DIR] [--threads T[,T...]] [--parallel-min N]\n"
     "\n"
     "Times the broad phase on the scenes of SCENES.md: each method replays the scene from frame 0\n"
     "with its own context (frame 0 is an untimed warm-up) and is timed, with a monotonic clock,\n"
@@ -100,7 +104,16 @@ static const char bm_usage_options[] =
     "                 kind,status,peak_bytes (kind ours|peer; status ok|skipped|wrong|failed; a skipped\n"
     "                 run has empty time, pair and check fields), or json: an array of one object\n"
     "                 per run with the same fields (null where empty) plus missing and extra\n"
-    "  --seed S       scene seed (default 1)\n"
+    "  --seed S       scene seed (default 1)\n";
+
+// ISO C bounds a string literal's length: the options, in a third part.
+static const char bm_usage_threads[] =
+    "  --threads T,.. worker counts (bp_context_def.workers, the calling thread included;\n"
+    "                 default 1): each of our methods runs once per count, and with several a\n"
+    "                 table per scene gives each method's time per count and its speed-up over\n"
+    "                 the first count. Baselines and peers run once, single-threaded\n"
+    "  --parallel-min N  calls with fewer boxes stay on one thread (bp_context_def.parallel_min;\n"
+    "                 default 0: the library's measured threshold): to time workers on small N\n"
     "  --check        compare every frame's pair set of our methods with brute force\n"
     "                 (N <= 20000) or sweep; the world rows and the world scenes with the\n"
     "                 reference world (pairs, begins and ends; bench/world_ref.c). A mismatch\n"
@@ -242,6 +255,30 @@ static bool bm_parse_ns(const char *v, bm_opts *o) {
     return true;
 }
 
+// --threads T or T,T,... (worker counts).
+static bool bm_parse_threads(const char *v, bm_opts *o) {
+    char buf[256];
+    if (strlen(v) >= sizeof buf) return false;
+    strcpy(buf, v);
+    o->threads_count = 0;
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = '\0';
+        uint64_t t;
+        if (!bp_parse_u64(tok, &t) || t < 1 || t > BP_MAX_WORKERS) {
+            fprintf(stderr, "broadphase bench: --threads wants worker counts from 1 to %d, not '%s'\n", BP_MAX_WORKERS,
+                    tok);
+            return false;
+        }
+        if (o->threads_count == sizeof o->threads / sizeof o->threads[0]) {
+            fprintf(stderr, "broadphase bench: too many --threads values\n");
+            return false;
+        }
+        o->threads[o->threads_count++] = (int)t;
+    }
+    return true;
+}
+
 // Speed-up of r over the baseline b ("-" when either did not run).
 static void bm_ratio(char *buf, size_t size, const bm_result *b, const bm_result *r) {
     if (b && b->outcome == BM_RAN && r->mean_ms > 0.0) snprintf(buf, size, "%.2fx", b->mean_ms / r->mean_ms);
@@ -263,8 +300,10 @@ static void bm_print_block(const bm_opts *o, int scene, size_t n, const bm_resul
         if (bm_methods[k].kind == BM_NAIVE) naive = &res[k];
         if (bm_methods[k].kind == BM_LIB && bm_methods[k].method == BP_METHOD_SWEEP) sweep = &res[k];
     }
-    printf("\n%s  %dD  N = %zu  frames %d  seed %llu\n", bm_scene_name(scene), o->dim, n, o->frames,
+    printf("\n%s  %dD  N = %zu  frames %d  seed %llu", bm_scene_name(scene), o->dim, n, o->frames,
            (unsigned long long)o->seed);
+    if (o->threads_count > 1 || o->workers != 1) printf("  threads %d", o->workers);
+    putchar('\n');
     printf("%-19s %11s %11s %11s %12s %14s %10s %10s\n", "method", "mean ms", "median ms", "max ms", "pairs",
            "checks", "vs naive", "vs sweep");
     for (size_t k = 0; k < BM_ROW_MAX; ++k) {
@@ -302,7 +341,8 @@ static void bm_print_block(const bm_opts *o, int scene, size_t n, const bm_resul
 // One CSV line: scene,dim,n,method,threads,frames,mean_ms,median_ms,max_ms,pairs,checks (issue #2's
 // columns, in its order), then kind,status,peak_bytes (added by the peers and --memory).
 static void bm_csv_line(FILE *f, const bm_opts *o, int scene, size_t n, size_t row, const bm_result *r) {
-    fprintf(f, "%s,%d,%zu,%s,1,%d,", bm_scene_name(scene), o->dim, n, bm_row_name(row), o->frames);
+    fprintf(f, "%s,%d,%zu,%s,%d,%d,", bm_scene_name(scene), o->dim, n, bm_row_name(row), bm_row_threads(o, row),
+            o->frames);
     if (r->outcome == BM_RAN)
         fprintf(f, "%.4f,%.4f,%.4f,%llu,%llu,", r->mean_ms, r->median_ms, r->max_ms, (unsigned long long)r->pairs,
                 (unsigned long long)r->checks);
@@ -318,9 +358,9 @@ static const char bm_csv_header[] =
 
 static void bm_json_object(const bm_opts *o, int scene, size_t n, size_t row, const bm_result *r,
                            bool first) {
-    printf("%s{\"scene\": \"%s\", \"dim\": %d, \"n\": %zu, \"method\": \"%s\", \"kind\": \"%s\", \"threads\": 1, \"frames\": %d, ",
+    printf("%s{\"scene\": \"%s\", \"dim\": %d, \"n\": %zu, \"method\": \"%s\", \"kind\": \"%s\", \"threads\": %d, \"frames\": %d, ",
            first ? "" : ",\n", bm_scene_name(scene), o->dim, n, bm_row_name(row),
-           bm_row_is_peer(row) ? "peer" : "ours", o->frames);
+           bm_row_is_peer(row) ? "peer" : "ours", bm_row_threads(o, row), o->frames);
     if (r->outcome == BM_RAN)
         printf("\"mean_ms\": %.4f, \"median_ms\": %.4f, \"max_ms\": %.4f, \"pairs\": %llu, \"checks\": %llu, ",
                r->mean_ms, r->median_ms, r->max_ms, (unsigned long long)r->pairs, (unsigned long long)r->checks);
@@ -468,6 +508,40 @@ static void bm_print_summary(const bm_opts *o, int scene, const size_t *ns, size
     }
 }
 
+// --threads with several counts: each method's mean ms per frame per count, and its speed-up
+// over the first count (mean over mean; above 1 is faster). `all` is [count][N][row].
+static void bm_print_threads(const bm_opts *o, int scene, const size_t *ns, size_t count, const bm_result *all) {
+    char ftext[200];
+    bm_frames_text(o, ftext, sizeof ftext);
+    printf("\n%s %dD: mean ms per frame by worker count (frames %s, seed %llu)\n", bm_scene_name(scene), o->dim,
+           ftext, (unsigned long long)o->seed);
+    printf("%-18s %9s", "method", "N");
+    for (size_t t = 0; t < o->threads_count; ++t) printf(" %8d thr", o->threads[t]);
+    for (size_t t = 1; t < o->threads_count; ++t) printf(" %6s %d/%d", "", o->threads[0], o->threads[t]);
+    putchar('\n');
+    char cell[64];
+    for (size_t k = 0; k < BM_METHOD_COUNT; ++k) {
+        if (!o->methods[k] || bm_row_serial(k)) continue;
+        for (size_t c = 0; c < count; ++c) {
+            printf("%-18s %9zu", bm_row_name(k), ns[c]);
+            const bm_result *base = &all[c * BM_ROW_MAX + k];
+            for (size_t t = 0; t < o->threads_count; ++t) {
+                bm_cell(cell, sizeof cell, &all[(t * count + c) * BM_ROW_MAX + k]);
+                printf(" %12s", cell);
+            }
+            for (size_t t = 1; t < o->threads_count; ++t) {
+                const bm_result *r = &all[(t * count + c) * BM_ROW_MAX + k];
+                if (base->outcome == BM_RAN && r->outcome == BM_RAN && r->mean_ms > 0.0)
+                    snprintf(cell, sizeof cell, "%.2fx", base->mean_ms / r->mean_ms);
+                else
+                    snprintf(cell, sizeof cell, "-");
+                printf(" %11s", cell);
+            }
+            putchar('\n');
+        }
+    }
+}
+
 // One colour per row (ours, then peers), so that no two lines share one.
 static const char *const bm_colors[] = {"#7f7f7f", "#bcbd22", "#1f77b4", "#17becf", "#2ca02c", "#9467bd",
                                         "#d62728", "#000000", "#ff7f0e", "#8c564b", "#e377c2", "#aec7e8",
@@ -552,6 +626,7 @@ int bp_cmd_bench(int argc, char **argv) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
             fputs(bm_usage, stdout);
             fputs(bm_usage_options, stdout);
+            fputs(bm_usage_threads, stdout);
             return BP_EXIT_OK;
         }
     }
@@ -560,6 +635,8 @@ int bp_cmd_bench(int argc, char **argv) {
     o.dim = 2;
     o.frames = 20;
     o.seed = 1;
+    o.threads[0] = 1;
+    o.threads_count = 1;
     const char *mem_child = NULL;  // --memory-child NAME: bm_measure's re-executed child
     bp_args a = {argc, argv, 2, NULL};
     for (; a.k < argc; ++a.k) {
@@ -583,6 +660,14 @@ int bp_cmd_bench(int argc, char **argv) {
             else if (strcmp(v, "table") == 0) o.format = BM_TABLE;
             else {
                 fprintf(stderr, "broadphase bench: --format is table, csv or json, not '%s'\n", v);
+                return BP_EXIT_USAGE;
+            }
+        } else if (bp_arg_is(&a, "--threads")) {
+            if (!(v = bp_arg_value(&a, "--threads")) || !bm_parse_threads(v, &o)) return BP_EXIT_USAGE;
+        } else if (bp_arg_is(&a, "--parallel-min")) {
+            if (!(v = bp_arg_value(&a, "--parallel-min"))) return BP_EXIT_USAGE;
+            if (!bp_parse_u64(v, &o.parallel_min) || o.parallel_min > BP_MAX_BOXES) {
+                fprintf(stderr, "broadphase bench: --parallel-min wants a box count, not '%s'\n", v);
                 return BP_EXIT_USAGE;
             }
         } else if (bp_arg_is(&a, "--seed")) {
@@ -630,6 +715,7 @@ int bp_cmd_bench(int argc, char **argv) {
         fprintf(stderr, "broadphase bench: --frames has %zu counts for %zu --n values\n", o.frames_count, o.n_count);
         return BP_EXIT_USAGE;
     }
+    o.workers = o.threads[0];
     if (mem_child) return bm_memory_child(&o, mem_child);
 
     bm_sink sink = {NULL, true};
@@ -653,7 +739,9 @@ int bp_cmd_bench(int argc, char **argv) {
     bool mismatch = false, gnuplot = true;
     int status = BP_EXIT_OK;
     size_t count = o.n_count ? o.n_count : 1;
-    bm_result *all = calloc(count * BM_ROW_MAX, sizeof *all);
+    // [thread count][N][row]: the first count's slice is what the summary and plots show.
+    const size_t tc = o.threads_count;
+    bm_result *all = calloc(tc * count * BM_ROW_MAX, sizeof *all);
     if (!all) {
         fprintf(stderr, "broadphase bench: out of memory\n");
         if (sink.csv) fclose(sink.csv);
@@ -680,15 +768,26 @@ int bp_cmd_bench(int argc, char **argv) {
                 fprintf(stderr, "broadphase bench: %s has no persistent interface: left out of scene %s\n",
                         bp_peer_name(k), bm_scene_name(scene));
         }
-        memset(all, 0, count * BM_ROW_MAX * sizeof *all);
+        memset(all, 0, tc * count * BM_ROW_MAX * sizeof *all);
         for (size_t k = 0; k < count; ++k) {
             if (o.frames_count) os.frames = o.frames_at[k];
-            if (bm_block(&os, scene, ns[k], &sc, &mismatch, &all[k * BM_ROW_MAX], &sink) != BP_EXIT_OK)
-                status = BP_EXIT_FAIL;
+            for (size_t t = 0; t < tc; ++t) {
+                // Peers and baselines are single-threaded: they run with the first count only.
+                bm_opts ot = os;
+                ot.workers = o.threads[t];
+                if (t > 0) {
+                    for (size_t r = 0; r < BM_METHOD_COUNT; ++r)
+                        if (bm_row_serial(r)) ot.methods[r] = false;
+                    memset(ot.peers, 0, sizeof ot.peers);
+                }
+                if (bm_block(&ot, scene, ns[k], &sc, &mismatch, &all[(t * count + k) * BM_ROW_MAX], &sink) != BP_EXIT_OK)
+                    status = BP_EXIT_FAIL;
+            }
         }
         // The per-scene table: with several N, with peers, or with --memory (one N alone is the block above).
         if (o.format == BM_TABLE && (count > 1 || bm_any_peer(&os) || o.memory))
             bm_print_summary(&os, scene, ns, count, all);
+        if (o.format == BM_TABLE && tc > 1) bm_print_threads(&os, scene, ns, count, all);
         if (o.out_dir && gnuplot) gnuplot = bm_plot(&os, scene, ns, count, all);
         fflush(stdout);
     }

@@ -92,6 +92,10 @@ typedef struct bm_opts {
     int frames;
     int frames_at[32];    // --frames F,F,...: one count per --n value
     size_t frames_count;  // 0: every N gets `frames`
+    int threads[16];      // --threads T,T,...: worker counts (default 1)
+    size_t threads_count;
+    int workers;          // the worker count of the runs in progress
+    uint64_t parallel_min;  // --parallel-min (bp_context_def.parallel_min; 0: automatic)
     enum { BM_TABLE, BM_CSV, BM_JSON } format;
     uint64_t seed;
     bool check, memory;
@@ -103,6 +107,10 @@ typedef struct bm_opts {
 static inline bool bm_row_is_peer(size_t row) { return row >= BM_METHOD_COUNT; }
 const char *bm_row_name(size_t row);
 bool bm_row_on(const bm_opts *o, size_t row);
+/// Rows that run once, single-threaded, whatever --threads: peers and our baselines.
+bool bm_row_serial(size_t row);
+/// The worker count a row ran with.
+int bm_row_threads(const bm_opts *o, size_t row);
 
 // Scratch reused across frames and methods for --check.
 typedef struct bm_scratch {
@@ -133,8 +141,8 @@ typedef struct bm_stateless {
     bp_naive_sweep naive;
     float *copy;
 } bm_stateless;
-/// Returns 0, or -1 with a message printed.
-int bm_stateless_init(bm_stateless *s, const bm_method *m, int dim, size_t n);
+/// Returns 0, or -1 with a message printed. `o` gives the worker count and threshold.
+int bm_stateless_init(bm_stateless *s, const bm_method *m, const bm_opts *o, size_t n);
 /// Finds every overlapping pair of the n boxes (memcpy: copies them, no pairs). Returns BP_OK or
 /// the error (naive-sweep: BP_ERR_NOMEM).
 bp_status bm_stateless_step(bm_stateless *s, const float *boxes, size_t n, const bp_pair **pairs, size_t *count);

@@ -70,8 +70,12 @@ void bm_measure(const bm_opts *o, int scene, size_t n, size_t row, bm_result *re
     // The build (frame 0) and two timed frames: where the peak is reached (structures at full
     // size, a pair output of a moved frame), at a third of the time of 5 frames at N = 1,000,000.
     snprintf(fbuf, sizeof fbuf, "%d", o->frames < BM_MEMORY_FRAMES ? o->frames : BM_MEMORY_FRAMES);
+    char tbuf[16], pbuf[32];
+    snprintf(tbuf, sizeof tbuf, "%d", o->workers);
+    snprintf(pbuf, sizeof pbuf, "%llu", (unsigned long long)o->parallel_min);
     char *args[] = {"broadphase", "bench", "--memory-child", (char *)bm_row_name(row), "--scene",
-                    (char *)bm_scene_name(scene), "--n", nbuf, "--dim", dbuf, "--seed", sbuf, "--frames", fbuf, NULL};
+                    (char *)bm_scene_name(scene), "--n", nbuf, "--dim", dbuf, "--seed", sbuf, "--frames", fbuf,
+                    "--threads", tbuf, "--parallel-min", pbuf, NULL};
     fflush(stdout);
     fflush(stderr);
     int fd[2];

@@ -135,7 +135,8 @@ bool bm_is_baseline(const bm_method *m) {
     return m->kind == BM_NAIVE || m->kind == BM_MEMCPY;
 }
 
-int bm_stateless_init(bm_stateless *s, const bm_method *m, int dim, size_t n) {
+int bm_stateless_init(bm_stateless *s, const bm_method *m, const bm_opts *o, size_t n) {
+    const int dim = o->dim;
     memset(s, 0, sizeof *s);
     s->m = m;
     s->dim = dim;
@@ -153,6 +154,8 @@ int bm_stateless_init(bm_stateless *s, const bm_method *m, int dim, size_t n) {
         if (m->kind == BM_RESORT) def.sweep.coherence = false;
         if (m->kind == BM_LOOSE) def.quadtree.loose = true;
         if (m->kind == BM_SORTED) def.grid.layout = BP_GRID_LAYOUT_SORTED;
+        def.workers = o->workers;
+        def.parallel_min = (size_t)o->parallel_min;
         bp_status st = bp_context_create(&def, &s->ctx);
         if (st != BP_OK) {
             fprintf(stderr, "broadphase bench: %s: cannot create a context: %s\n", m->name, bp_status_string(st));
@@ -240,7 +243,7 @@ int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_method *m, b
         rc = 0;
         goto done;
     }
-    if (bm_stateless_init(&run, m, o->dim, n) != 0) goto done;
+    if (bm_stateless_init(&run, m, o, n) != 0) goto done;
     bp_status st;
     const char *ref_name = n <= BM_CHECK_BRUTE_MAX ? "brute" : "sweep";
     bool check = o->check && !mem && m->kind != BM_MEMCPY;  // memcpy finds no pairs

@@ -137,6 +137,7 @@ static int bw_run_world_row(const bm_opts *o, bw_source *src, size_t n, const bm
     bp_world_def def = bp_default_world_def();
     def.dimension = o->dim;
     def.mode = m->mode;
+    def.workers = o->workers;
     bp_status st = bp_wdrive_init(&d, &def, src->n);
     if (st != BP_OK) {
         fprintf(stderr, "broadphase bench: %s: cannot create a world: %s\n", m->name, bp_status_string(st));
@@ -243,7 +244,7 @@ static int bw_run_stateless_row(const bm_opts *o, bw_source *src, size_t n, cons
         rc = 0;
         goto done;
     }
-    if (bm_stateless_init(&run, m, o->dim, slots) != 0) goto done;
+    if (bm_stateless_init(&run, m, o, slots) != 0) goto done;
     bool mismatch = false;
     for (size_t f = 0; f <= frames; ++f) {
         if (f > 0) {

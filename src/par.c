@@ -1,0 +1,417 @@
+// Parallel passes of one call (src/par.h): task counts, the context's pool, pair passes merged
+// in task order, radix sorts with per-task histograms.
+#include "par.h"
+
+#include <stdatomic.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "context.h"
+#include "radix_sort.h"
+
+// Tasks per worker, at most: enough that a task that runs long (a dense region of a pair pass)
+// is balanced by the others, few enough that their dispatch stays negligible.
+#define BP_PAR_TASKS_PER_WORKER 8
+// Callback mode runs a pair pass in waves of this many tasks per worker: the pairs of one wave
+// are all that is held before they go to the callback.
+#define BP_PAR_WAVE_PER_WORKER 2
+// Merging at least this many pairs, the copies into the pair buffer use non-temporal stores (as
+// the serial path's streamed mode, context.c).
+#define BP_PAR_STREAM_PAIRS ((size_t)1 << 20)
+
+uint32_t bp_par_workers(const bp_context *ctx) { return bp_pool_workers(ctx->pool); }
+
+uint32_t bp_par_tasks(const bp_context *ctx, size_t items, size_t grain) {
+    if (!ctx->par) return 1;
+    if (ctx->par_grain && ctx->par_grain < grain) grain = ctx->par_grain;
+    if (grain == 0) grain = 1;
+    const size_t most = (size_t)bp_pool_workers(ctx->pool) * BP_PAR_TASKS_PER_WORKER;
+    size_t tasks = items / grain;
+    if (tasks > most) tasks = most;
+    return tasks < 2 ? 1 : (uint32_t)tasks;
+}
+
+void *bp_par_scratch(bp_context *ctx, size_t bytes, bp_status *st) {
+    const size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+    ctx->scratch = bp_grow(ctx, ctx->scratch, &ctx->scratch_cap, words, sizeof *ctx->scratch, false, st);
+    return *st == BP_OK ? ctx->scratch : NULL;
+}
+
+bp_status bp_par_run(bp_context *ctx, uint32_t tasks, bp_pool_fn *fn, void *user) {
+    return bp_pool_run(ctx->par ? ctx->pool : NULL, tasks, fn, user);
+}
+
+typedef struct par_copy_job {
+    char *dst;
+    const char *src;
+    size_t bytes;
+    uint32_t tasks;
+} par_copy_job;
+
+static void par_copy_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const par_copy_job *j = user;
+    size_t b, e;
+    bp_par_range(j->bytes, j->tasks, t, &b, &e);
+    memcpy(j->dst + b, j->src + b, e - b);
+}
+
+bp_status bp_par_copy(bp_context *ctx, void *dst, const void *src, size_t bytes) {
+    par_copy_job j = {dst, src, bytes, bp_par_tasks(ctx, bytes, 16 * BP_PAR_GRAIN_MAP)};
+    if (bytes == 0) return BP_OK;
+    return bp_par_run(ctx, j.tasks, par_copy_task, &j);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pair passes
+
+// A task's sink. Its pairs go to its slot of the context's arena, sized from what the same
+// task found on the last call with half as much again; a task that finds more moves them to its
+// worker's overflow buffer and goes on there. Slots depend on the tasks, not on which worker
+// runs them, so a warm frame (similar pairs per task) allocates nothing whatever the schedule.
+typedef struct par_sink {
+    bp_sink s;  // first: the flush gets a pointer to it
+    bp_par_worker *w;
+    size_t start;  // in the overflow buffer: where this task's pairs begin
+    bool overflow;
+} par_sink;
+
+static bp_status par_flush(bp_sink *s) {
+    par_sink *ps = (par_sink *)s;
+    bp_par_worker *w = ps->w;
+    bp_status st = BP_OK;
+    if (!ps->overflow) {
+        // Out of its slot: to the end of the worker's overflow buffer, with room to grow.
+        const size_t start = w->count;
+        w->pairs = bp_grow(s->ctx, w->pairs, &w->cap, start + 2 * s->cap + 1, sizeof *w->pairs, true, &st);
+        if (st != BP_OK) return st;
+        memcpy(w->pairs + start, s->buf, s->count * sizeof *s->buf);
+        ps->start = start;
+        ps->overflow = true;
+    } else {
+        w->pairs = bp_grow(s->ctx, w->pairs, &w->cap, ps->start + s->cap + 1, sizeof *w->pairs, true, &st);
+        if (st != BP_OK) return st;
+    }
+    s->buf = w->pairs + ps->start;
+    s->cap = w->cap - ps->start;
+    return BP_OK;
+}
+
+typedef struct par_pair_job {
+    bp_context *ctx;
+    bp_par_pair_fn *fn;
+    void *user;
+    size_t items;
+    uint32_t tasks;  // of the whole pass
+    uint32_t first;  // first task of this wave
+    uint32_t split;
+    size_t *slot;    // per task of the wave: its slot's offset in the arena, then its end
+    _Atomic int status;  // the first error of a task (then the others stop early)
+} par_pair_job;
+
+static void par_pair_task(void *user, uint32_t wt, uint32_t worker) {
+    par_pair_job *j = user;
+    bp_context *ctx = j->ctx;
+    const uint32_t t = j->first + wt;
+    bp_par_seg *seg = &ctx->segs[t];
+    bp_par_worker *w = &ctx->pw[worker];
+    seg->worker = worker;
+    seg->overflow = false;
+    seg->offset = j->slot[2 * wt];
+    seg->count = 0;
+    seg->checks = 0;
+    if (atomic_load_explicit(&j->status, memory_order_relaxed) != BP_OK) return;
+    par_sink ps;
+    memset(&ps, 0, sizeof ps);
+    ps.w = w;
+    ps.s.ctx = ctx;
+    ps.s.split = j->split;
+    ps.s.flush = par_flush;
+    ps.s.buf = ctx->arena + j->slot[2 * wt];
+    ps.s.count = 0;
+    ps.s.cap = j->slot[2 * wt + 1] - j->slot[2 * wt];  // more than BP_SINK_MIN_ROOM
+    size_t b, e;
+    bp_par_range(j->items, j->tasks, t, &b, &e);
+    uint64_t checks = 0;
+    bp_status st = j->fn(j->user, b, e, worker, &ps.s, &checks);
+    seg->count = ps.s.count;
+    seg->checks = checks;
+    if (ps.overflow) {
+        seg->overflow = true;
+        seg->offset = ps.start;
+        w->count = ps.start + ps.s.count;
+    }
+    if (st != BP_OK) {
+        int ok = BP_OK;
+        atomic_compare_exchange_strong(&j->status, &ok, (int)st);
+    }
+}
+
+// Copies `count` pairs, with non-temporal stores where asked and the destination allows.
+static void par_copy(bp_pair *dst, const bp_pair *src, size_t count, bool stream) {
+#if defined(__SSE2__)
+    if (stream && count >= 8) {
+        if ((uintptr_t)dst & 8u) {  // pairs are 8 bytes: one plain store aligns the rest to 16
+            *dst++ = *src++;
+            --count;
+        }
+        if (((uintptr_t)dst & 15u) == 0) {
+            __m128i *d = (__m128i *)(void *)dst;
+            const __m128i *s = (const __m128i *)(const void *)src;
+            for (size_t k = 0; k < count / 2; ++k) _mm_stream_si128(d + k, _mm_loadu_si128(s + k));
+            if (count & 1) dst[count - 1] = src[count - 1];
+            return;
+        }
+    }
+#else
+    (void)stream;
+#endif
+    memcpy(dst, src, count * sizeof *dst);
+}
+
+typedef struct par_merge_job {
+    bp_context *ctx;
+    bp_pair *dst;  // where the first task's pairs go (each task's go to dst + its seg's `at`)
+    uint32_t first;
+    bool stream;
+} par_merge_job;
+
+static void par_merge_task(void *user, uint32_t wt, uint32_t worker) {
+    (void)worker;
+    const par_merge_job *j = user;
+    const bp_par_seg *seg = &j->ctx->segs[j->first + wt];
+    const bp_pair *src = (seg->overflow ? j->ctx->pw[seg->worker].pairs : j->ctx->arena) + seg->offset;
+    if (seg->count) par_copy(j->dst + seg->at, src, seg->count, j->stream);
+}
+
+// Sends tasks [first, first + count) of a pass, in order, to the sink.
+static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uint32_t count) {
+    size_t total = 0;
+    for (uint32_t k = 0; k < count; ++k) {
+        ctx->segs[first + k].at = total;
+        total += ctx->segs[first + k].count;
+    }
+    if (total == 0) return BP_OK;
+    bp_status st = BP_OK;
+    bp_pair *dst = bp_sink_claim(sink, total, &st);
+    if (st != BP_OK) return st;
+    if (dst) {
+        par_merge_job mj = {ctx, dst, first, total >= BP_PAR_STREAM_PAIRS};
+        st = bp_par_run(ctx, count, par_merge_task, &mj);
+#if defined(__SSE2__)
+        if (mj.stream) _mm_sfence();  // the streamed stores before anything the caller does next
+#endif
+        if (st == BP_OK) sink->count += total;
+        return st;
+    }
+    for (uint32_t k = 0; k < count && st == BP_OK; ++k) {
+        const bp_par_seg *seg = &ctx->segs[first + k];
+        const bp_pair *src = (seg->overflow ? ctx->pw[seg->worker].pairs : ctx->arena) + seg->offset;
+        st = bp_sink_append(sink, src, seg->count);
+    }
+    return st;
+}
+
+bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grain, bp_par_pair_fn *fn, void *user,
+                       uint64_t *checks) {
+    const uint32_t tasks = bp_par_tasks(ctx, items, grain);
+    if (tasks < 2) return fn(user, 0, items, 0, sink, checks);
+    const uint32_t workers = bp_pool_workers(ctx->pool);
+    // Reserved before any task runs: tasks allocate only their pair buffers.
+    if (ctx->pw_cap < workers) {
+        const size_t old = ctx->pw_cap;
+        BP_RESERVE(ctx, ctx->pw, ctx->pw_cap, workers);
+        memset(ctx->pw + old, 0, (ctx->pw_cap - old) * sizeof *ctx->pw);
+    }
+    BP_RESERVE_DISCARD(ctx, ctx->segs, ctx->segs_cap, tasks);
+    // The tasks' pair counts of the last pass (for their slots), kept; zero for new tasks.
+    if (ctx->task_last_cap < tasks) {
+        const size_t old = ctx->task_last_cap;
+        BP_RESERVE(ctx, ctx->task_last, ctx->task_last_cap, tasks);
+        memset(ctx->task_last + old, 0, (ctx->task_last_cap - old) * sizeof *ctx->task_last);
+    }
+    par_pair_job j;
+    j.ctx = ctx;
+    j.fn = fn;
+    j.user = user;
+    j.items = items;
+    j.tasks = tasks;
+    j.split = sink->split;
+    atomic_init(&j.status, BP_OK);
+    // Callback mode: waves; buffer mode: one.
+    const bool waves = !bp_sink_buffered(sink);
+    const uint32_t wave = waves ? workers * BP_PAR_WAVE_PER_WORKER : tasks;
+    j.slot = bp_par_scratch(ctx, 2 * (size_t)wave * sizeof *j.slot, &(bp_status){BP_OK});
+    if (!j.slot) return BP_ERR_NOMEM;
+    bp_status st = BP_OK;
+    for (uint32_t first = 0; first < tasks && st == BP_OK; first += wave) {
+        const uint32_t count = tasks - first < wave ? tasks - first : wave;
+        // Slots: last call's count and half again, and room for a block of writes.
+        size_t total = 0;
+        for (uint32_t k = 0; k < count; ++k) {
+            const size_t last = ctx->task_last[first + k];
+            j.slot[2 * k] = total;
+            total += last + last / 2 + 2 * BP_SINK_MIN_ROOM;
+            j.slot[2 * k + 1] = total;
+        }
+        BP_RESERVE_DISCARD(ctx, ctx->arena, ctx->arena_cap, total);
+        for (uint32_t w = 0; w < workers; ++w) ctx->pw[w].count = 0;
+        j.first = first;
+        st = bp_par_run(ctx, count, par_pair_task, &j);
+        if (st == BP_OK) st = (bp_status)atomic_load(&j.status);
+        for (uint32_t k = 0; k < count; ++k) {
+            *checks += ctx->segs[first + k].checks;
+            if (st == BP_OK) ctx->task_last[first + k] = ctx->segs[first + k].count;
+        }
+        if (st == BP_OK) st = par_deliver(ctx, sink, first, count);
+    }
+    return st;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Radix sorts
+
+static bp_status par_radix(bp_context *ctx, bool wide, void *keys, uint32_t *vals, void *tmp_keys, uint32_t *tmp_vals,
+                           size_t n, unsigned key_bits) {
+    uint32_t tasks = bp_par_tasks(ctx, n, BP_PAR_GRAIN_SORT);
+    // Even when parallel_min asks for tiny tasks, a task's share should outweigh the 2048-bucket
+    // prefix sums it adds per pass.
+    if (tasks > n / 512) tasks = (uint32_t)(n / 512);
+    if (tasks < 2) {
+        if (wide) bp_radix_sort64(keys, vals, tmp_keys, tmp_vals, n, key_bits);
+        else bp_radix_sort32(keys, vals, tmp_keys, tmp_vals, n, key_bits);
+        return BP_OK;
+    }
+    BP_RESERVE_DISCARD(ctx, ctx->hist, ctx->hist_cap, bp_radix_hist_size(tasks, key_bits, wide));
+    if (wide) return bp_radix_sort64_pool(ctx->pool, tasks, ctx->hist, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+    return bp_radix_sort32_pool(ctx->pool, tasks, ctx->hist, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+}
+
+bp_status bp_par_radix32(bp_context *ctx, uint32_t *keys, uint32_t *vals, uint32_t *tmp_keys, uint32_t *tmp_vals,
+                         size_t n, unsigned key_bits) {
+    return par_radix(ctx, false, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+}
+
+bp_status bp_par_radix64(bp_context *ctx, uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_t *tmp_vals,
+                         size_t n, unsigned key_bits) {
+    return par_radix(ctx, true, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Insertion sort with a budget
+
+typedef struct par_ins_job {
+    uint32_t *keys, *vals, *tk, *tv;
+    size_t n, budget;
+    uint32_t tasks, width;  // merging: groups of `width` shares with the next `width`
+    uint64_t *moves;        // per task
+} par_ins_job;
+
+static void par_ins_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const par_ins_job *j = user;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    uint32_t *BP_RESTRICT keys = j->keys, *BP_RESTRICT vals = j->vals;
+    uint64_t moves = 0;
+    for (size_t k = b + 1; k < e; ++k) {
+        const uint32_t key = keys[k];
+        if (keys[k - 1] <= key) continue;
+        const uint32_t val = vals[k];
+        size_t i = k;
+        do {
+            keys[i] = keys[i - 1];
+            vals[i] = vals[i - 1];
+            --i;
+        } while (i > b && keys[i - 1] > key);
+        keys[i] = key;
+        vals[i] = val;
+        moves += k - i;
+        if (moves > j->budget) break;  // the whole sort is over budget already
+    }
+    j->moves[t] = moves;
+}
+
+// Merges shares [g, g + width) with [g + width, g + 2 width) (both sorted), counting the
+// inversions between them: only the tail of the first that is greater than the second's head
+// and the head of the second that is less than the first's tail move, each of them an inversion
+// at least, so the work is bounded by the moves counted.
+static void par_merge_runs_task(void *user, uint32_t m, uint32_t worker) {
+    (void)worker;
+    const par_ins_job *j = user;
+    const uint32_t g = m * 2 * j->width;
+    size_t a0, a1, b1, dummy;
+    bp_par_range(j->n, j->tasks, g, &a0, &dummy);
+    bp_par_range(j->n, j->tasks, g + j->width, &a1, &dummy);
+    const uint32_t last = g + 2 * j->width < j->tasks ? g + 2 * j->width : j->tasks;
+    bp_par_range(j->n, j->tasks, last - 1, &dummy, &b1);
+    uint32_t *BP_RESTRICT keys = j->keys, *BP_RESTRICT vals = j->vals;
+    uint64_t moves = 0;
+    if (a0 < a1 && a1 < b1 && keys[a1 - 1] > keys[a1]) {
+        // x: first of A greater than B's head; y: first of B not less than A's tail.
+        size_t lo = a0, hi = a1;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (keys[mid] <= keys[a1]) lo = mid + 1;
+            else hi = mid;
+        }
+        const size_t x = lo;
+        lo = a1;
+        hi = b1;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (keys[mid] < keys[a1 - 1]) lo = mid + 1;
+            else hi = mid;
+        }
+        const size_t y = lo;
+        if ((a1 - x) + (y - a1) <= 2 * j->budget + 2) {
+            uint32_t *BP_RESTRICT tk = j->tk, *BP_RESTRICT tv = j->tv;
+            memcpy(tk + x, keys + x, (a1 - x) * sizeof *tk);
+            memcpy(tv + x, vals + x, (a1 - x) * sizeof *tv);
+            size_t i = x, b = a1, w = x;
+            while (i < a1 && b < y) {
+                if (keys[b] < tk[i]) {  // ties: the first share's key first (stable)
+                    moves += a1 - i;
+                    keys[w] = keys[b];
+                    vals[w++] = vals[b++];
+                } else {
+                    keys[w] = tk[i];
+                    vals[w++] = tv[i++];
+                }
+            }
+            for (; i < a1; ++i, ++w) {
+                keys[w] = tk[i];
+                vals[w] = tv[i];
+            }
+        } else {
+            moves = (uint64_t)j->budget + 1;  // each of them an inversion: over budget
+        }
+    }
+    j->moves[m] = moves;
+}
+
+bp_status bp_par_insertion32(bp_context *ctx, uint32_t *keys, uint32_t *vals, uint32_t *tmp_keys, uint32_t *tmp_vals,
+                             size_t n, size_t budget, bool *sorted) {
+    *sorted = false;
+    const uint32_t tasks = bp_par_tasks(ctx, n, BP_PAR_GRAIN_SORT);
+    if (tasks < 2) return BP_OK;
+    // Per-task move counts in the radix histograms' scratch (unused meanwhile).
+    const size_t words = (size_t)tasks * 2 + 2;
+    BP_RESERVE_DISCARD(ctx, ctx->hist, ctx->hist_cap, words);
+    par_ins_job j = {keys, vals, tmp_keys, tmp_vals, n, budget, tasks, 0, (uint64_t *)(void *)ctx->hist};
+    bp_status st = bp_par_run(ctx, tasks, par_ins_task, &j);
+    if (st != BP_OK) return st;
+    uint64_t moves = 0;
+    for (uint32_t t = 0; t < tasks; ++t) moves += j.moves[t];
+    for (uint32_t width = 1; width < tasks && moves <= budget; width *= 2) {
+        j.width = width;
+        const uint32_t merges = (tasks - width + 2 * width - 1) / (2 * width);
+        st = bp_par_run(ctx, merges, par_merge_runs_task, &j);
+        if (st != BP_OK) return st;
+        for (uint32_t m = 0; m < merges; ++m) moves += j.moves[m];
+    }
+    *sorted = moves <= budget;
+    return BP_OK;
+}

@@ -1,0 +1,780 @@
+// Workers (issue #14): the output of a context must not depend on how many workers it has or on
+// how an engine schedules its tasks. Each case runs one script of calls (frames that move, in
+// buffer mode, callback mode, bipartite, then region queries and validation) on contexts with 1
+// worker (the reference: no thread at all) and with 2, 3 and 7, and compares everything they
+// deliver byte for byte: pairs and their order, callback batches, statistics, query results. The
+// reference itself is checked against brute force on the smaller frames. Small calls are forced
+// onto the workers (parallel_min 1: tiny tasks, many task boundaries).
+//
+// Usage: test_threads CASE [METHOD DIM]. Cases: same (1/2/3/7 workers, unsorted), sorted (the
+// same with sort_pairs), hooks (task hooks: a serial scheduler, one that runs ranges in reverse
+// order, one with threads of its own), nomem (allocations refused while workers run: every Nth,
+// then at random), stopped (a callback that stops), auto (small calls never reach the workers),
+// bad_def, bad_hooks.
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "harness.h"
+#if defined(BPT_HAVE_SCENES)
+#include "scene.h"
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Inputs: sequences of frames (boxes that move between frames, for coherence).
+
+typedef struct input {
+    const char *name;
+    int dim;
+    size_t n;
+    size_t frames;
+    float *v;  // frames x n boxes
+} input;
+
+typedef struct inputs {
+    input *in;
+    size_t count;
+} inputs;
+
+static input *add_input(inputs *s, const char *name, int dim, size_t n, size_t frames) {
+    s->in = bpt_xrealloc(s->in, (s->count + 1) * sizeof *s->in);
+    input *in = &s->in[s->count++];
+    in->name = name;
+    in->dim = dim;
+    in->n = n;
+    in->frames = frames;
+    in->v = bpt_xrealloc(NULL, frames * n * (size_t)(2 * dim) * sizeof(float));
+    return in;
+}
+
+static float *frame_of(const input *in, size_t f) { return in->v + f * in->n * (size_t)(2 * in->dim); }
+
+// Random boxes moving by jiggles; the world sized for a few pairs per box.
+static void add_random(inputs *s, const char *name, int dim, size_t n, size_t frames, double hmin, double hmax,
+                       uint64_t salt) {
+    input *in = add_input(s, name, dim, n, frames);
+    bpt_rng r = bpt_rng_make(salt);
+    bpt_boxes b = {0};
+    const double world = dim == 2 ? sqrt((double)n) * 4.0 * hmax : cbrt((double)n) * 3.0 * hmax;
+    bpt_random_boxes(&r, &b, dim, n, world, hmin, hmax);
+    for (size_t f = 0; f < frames; ++f) {
+        if (f) bpt_jiggle(&r, &b, hmax * 0.3);
+        memcpy(frame_of(in, f), b.v, n * (size_t)(2 * dim) * sizeof(float));
+    }
+    bpt_boxes_free(&b);
+}
+
+// Degenerate sets: every box the same (each pair overlaps: many callback batches), boxes on one
+// line, a few huge boxes among small ones (the grid's coarse levels, cross-level pairs).
+static void add_degenerate(inputs *s, int dim, uint64_t salt, size_t scale) {
+    const size_t w = (size_t)(2 * dim);
+    input *in = add_input(s, "identical", dim, 400 / scale, 1);
+    for (size_t k = 0; k < in->n; ++k)
+        for (int a = 0; a < dim; ++a) {
+            in->v[k * w + (size_t)a] = 1.0f;
+            in->v[k * w + (size_t)(dim + a)] = 2.0f;
+        }
+    in = add_input(s, "line", dim, 2000 / scale, 2);
+    bpt_rng r = bpt_rng_make(salt);
+    for (size_t f = 0; f < in->frames; ++f)
+        for (size_t k = 0; k < in->n; ++k) {
+            float *b = frame_of(in, f) + k * w;
+            for (int a = 0; a < dim; ++a) {
+                double c = a == 0 ? 50.0 : bpt_uniform(&r, 0.0, 2000.0);
+                b[a] = (float)(c - 1.0);
+                b[dim + a] = (float)(c + 1.0);
+            }
+        }
+    in = add_input(s, "huge", dim, 3000 / scale, 2);
+    bpt_boxes b = {0};
+    bpt_random_boxes(&r, &b, dim, in->n, 400.0, 0.5, 2.0);
+    for (size_t k = 0; k < in->n; k += 97) {  // every 97th box is huge
+        float *box = bpt_box(&b, k);
+        for (int a = 0; a < dim; ++a) {
+            const float c = 0.5f * (box[a] + box[dim + a]);
+            box[a] = c - 60.0f;
+            box[dim + a] = c + 60.0f;
+        }
+    }
+    for (size_t f = 0; f < in->frames; ++f) {
+        if (f) bpt_jiggle(&r, &b, 0.5);
+        memcpy(frame_of(in, f), b.v, in->n * w * sizeof(float));
+    }
+    bpt_boxes_free(&b);
+}
+
+// Sanitizer builds (BPT_QUICK) run smaller inputs: the same paths, a fraction of the time.
+#if defined(BPT_QUICK)
+#define Q(full, quick) (quick)
+#else
+#define Q(full, quick) (full)
+#endif
+
+#if defined(BPT_HAVE_SCENES)
+// The scenes of SCENES.md, a few frames each.
+static void add_scene(inputs *s, const char *name, int dim, size_t n) {
+    bp_scene sc;
+    CHECK_MSG(bp_scene_init(&sc, name, n, dim, 1) == 0, "scene %s", name);
+    input *in = add_input(s, name, dim, n, Q(3, 2));
+    for (size_t f = 0; f < in->frames; ++f) {
+        bp_scene_step(&sc);
+        bp_scene_boxes(&sc, frame_of(in, f));
+    }
+    bp_scene_free(&sc);
+}
+#endif
+
+// `brute`: smaller sets for brute force (quadratic).
+static void make_inputs(inputs *s, int dim, bool brute) {
+    add_random(s, "random", dim, Q(1500, 800), Q(3, 2), 0.0, 3.0, 11);
+    // Over 8,192 boxes: the load runs in several blocks.
+    if (!brute) add_random(s, "blocks", dim, 9000, Q(2, 1), 0.5, 1.5, 12);
+    add_degenerate(s, dim, 13, brute ? 2 : Q(1, 2));
+#if defined(BPT_HAVE_SCENES)
+    if (!brute) {
+        add_scene(s, "uniform", dim, Q(4000, 1500));
+        add_scene(s, "clustered", dim, Q(3000, 1200));
+        add_scene(s, "mixed", dim, Q(4000, 1500));
+        if (dim == 2) add_scene(s, "line", dim, Q(1500, 800));
+    }
+    if (dim == 2) add_scene(s, "seed", dim, 500);
+#endif
+}
+
+static void free_inputs(inputs *s) {
+    for (size_t k = 0; k < s->count; ++k) free(s->in[k].v);
+    free(s->in);
+    memset(s, 0, sizeof *s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A log of everything a script delivered, compared byte for byte between configurations. Marks
+// (input, frame, step) are logged too, so a difference can be located.
+
+typedef struct tlog {
+    uint64_t *w;
+    size_t n, cap;
+    size_t *marks;  // positions of the marks
+    size_t nmarks, mcap;
+} tlog;
+
+static void log_word(tlog *l, uint64_t v) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 4096;
+        l->w = bpt_xrealloc(l->w, l->cap * sizeof *l->w);
+    }
+    l->w[l->n++] = v;
+}
+
+static void log_mark(tlog *l, size_t input, size_t frame, int step) {
+    if (l->nmarks == l->mcap) {
+        l->mcap = l->mcap ? 2 * l->mcap : 256;
+        l->marks = bpt_xrealloc(l->marks, l->mcap * sizeof *l->marks);
+    }
+    l->marks[l->nmarks++] = l->n;
+    log_word(l, 0xFEED000000000000u | ((uint64_t)input << 32) | ((uint64_t)frame << 8) | (uint64_t)step);
+}
+
+static void log_pairs(tlog *l, const bp_pair *p, size_t count) {
+    log_word(l, count);
+    for (size_t k = 0; k < count; ++k) log_word(l, ((uint64_t)p[k].i << 32) | p[k].j);
+}
+
+static void log_free(tlog *l) {
+    free(l->w);
+    free(l->marks);
+    memset(l, 0, sizeof *l);
+}
+
+static const char *const step_names[] = {"buffer", "callback", "between", "queries", "stats"};
+
+static void log_expect_same(const char *what, const tlog *want, const tlog *got, const inputs *s) {
+    size_t k = 0;
+    while (k < want->n && k < got->n && want->w[k] == got->w[k]) ++k;
+    if (k == want->n && k == got->n) return;
+    size_t m = 0;
+    while (m + 1 < want->nmarks && want->marks[m + 1] <= k) ++m;
+    const uint64_t mark = want->nmarks ? want->w[want->marks[m]] : 0;
+    const size_t in = (size_t)((mark >> 32) & 0xFFFF), frame = (size_t)((mark >> 8) & 0xFFFFFF);
+    const int step = (int)(mark & 0xFF);
+    bpt_fail(__FILE__, __LINE__,
+             "%s: output differs from the 1-worker output at word %zu (of %zu / %zu): input %s frame %zu step %s "
+             "(word %zu after the mark): want 0x%016llx got 0x%016llx",
+             what, k, want->n, got->n, in < s->count ? s->in[in].name : "?", frame,
+             step < 5 ? step_names[step] : "?", k - (want->nmarks ? want->marks[m] : 0),
+             (unsigned long long)(k < want->n ? want->w[k] : 0), (unsigned long long)(k < got->n ? got->w[k] : 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test schedulers for the task hooks.
+
+enum { SCHED_NONE, SCHED_SERIAL, SCHED_REVERSE, SCHED_THREADS };
+#define SCHED_THREADS_MAX 3
+
+typedef struct sched {
+    int kind;
+    uint32_t workers;
+    atomic_uint enqueues;
+} sched;
+
+typedef struct sched_task {
+    bp_task_fn *fn;
+    uint32_t count, min_range;
+    void *ctx;
+    uint32_t workers;
+    pthread_t threads[SCHED_THREADS_MAX];
+    uint32_t nthreads;
+    uint32_t id[SCHED_THREADS_MAX];
+} sched_task;
+
+typedef struct sched_arg {
+    sched_task *t;
+    uint32_t worker;
+} sched_arg;
+
+static sched_arg sched_args[SCHED_THREADS_MAX];
+
+// Threads scheduler: worker w runs ranges w, w + T, w + 2T, ... of min_range items.
+static void *sched_thread(void *arg) {
+    sched_arg *a = arg;
+    sched_task *t = a->t;
+    const uint32_t step = t->min_range ? t->min_range : 1;
+    for (uint32_t b = a->worker * step; b < t->count; b += step * t->nthreads) {
+        uint32_t e = b + step < t->count ? b + step : t->count;
+        t->fn(b, e, a->worker, t->ctx);
+    }
+    return NULL;
+}
+
+static void *sched_enqueue(bp_task_fn *fn, uint32_t count, uint32_t min_range, void *task_context, void *user) {
+    sched *s = user;
+    atomic_fetch_add(&s->enqueues, 1);
+    CHECK(count > 0 && min_range > 0);
+    if (s->kind == SCHED_SERIAL) {
+        fn(0, count, 0, task_context);  // all at once, inside the enqueue
+        return NULL;
+    }
+    sched_task *t = bpt_xrealloc(NULL, sizeof *t);
+    memset(t, 0, sizeof *t);
+    t->fn = fn;
+    t->count = count;
+    t->min_range = min_range;
+    t->ctx = task_context;
+    t->workers = s->workers;
+    if (s->kind == SCHED_THREADS) {
+        t->nthreads = s->workers < SCHED_THREADS_MAX ? s->workers : SCHED_THREADS_MAX;
+        for (uint32_t w = 0; w < t->nthreads; ++w) {
+            sched_args[w].t = t;
+            sched_args[w].worker = w;
+            CHECK(pthread_create(&t->threads[w], NULL, sched_thread, &sched_args[w]) == 0);
+        }
+    }
+    return t;
+}
+
+static void sched_finish(void *handle, void *user) {
+    sched *s = user;
+    sched_task *t = handle;
+    CHECK(t != NULL);
+    if (s->kind == SCHED_REVERSE) {
+        // One item at a time, last first, worker numbers rotating.
+        for (uint32_t i = t->count; i-- > 0;) t->fn(i, i + 1, i % t->workers, t->ctx);
+    } else {
+        for (uint32_t w = 0; w < t->nthreads; ++w) CHECK(pthread_join(t->threads[w], NULL) == 0);
+    }
+    free(t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The script
+
+typedef struct config {
+    int workers;
+    bool sorted;
+    sched *hooks;       // task hooks, or NULL
+    bpt_alloc *alloc;   // a counting allocator, or NULL
+    size_t parallel_min;
+    bp_grid_layout layout;
+    int variant;        // 1: the method's other option (loose quadtree, RDC epsilon, no coherence)
+} config;
+
+static bp_context *make_context(bp_method m, int dim, const config *c) {
+    bp_context_def def = bp_default_context_def();
+    def.dimension = dim;
+    def.method = m;
+    def.sort_pairs = c->sorted;
+    def.workers = c->workers;
+    def.parallel_min = c->parallel_min;
+    def.grid.layout = c->layout;
+    if (c->variant) {
+        def.quadtree.loose = true;
+        def.rdc.epsilon = -0.25f;
+        def.sweep.coherence = false;
+    }
+    if (c->hooks) {
+        def.enqueue_task = sched_enqueue;
+        def.finish_task = sched_finish;
+        def.task_user = c->hooks;
+    }
+    if (c->alloc) def.allocator = bpt_allocator(c->alloc);
+    bp_context *ctx = NULL;
+    CHECK_OK(bp_context_create(&def, &ctx));
+    return ctx;
+}
+
+typedef struct batches {
+    tlog *log;
+    size_t batches;
+} batches;
+
+static bool log_batch(const bp_pair *pairs, size_t count, void *user) {
+    batches *b = user;
+    log_word(b->log, 0xBA7C4u);
+    log_pairs(b->log, pairs, count);
+    b->batches++;
+    return true;
+}
+
+static void log_stats(tlog *l, const bp_context *ctx) {
+    bp_stats st;
+    CHECK_OK(bp_get_stats(ctx, &st));
+    log_word(l, st.n);
+    log_word(l, st.checks);
+    log_word(l, st.pairs);
+    log_word(l, (uint64_t)st.method);
+}
+
+// Queries against the last call's structure (answered by the method's own structure).
+static void log_queries(tlog *l, bp_context *ctx, const float *v, size_t n, int dim) {
+    const size_t w = (size_t)(2 * dim);
+    for (size_t q = 0; q < 4 && n; ++q) {
+        const float *b = v + (q * 7919 % n) * w;
+        float lo[3], hi[3], c[3];
+        for (int a = 0; a < dim; ++a) {
+            lo[a] = b[a] - 3.0f;
+            hi[a] = b[dim + a] + 3.0f;
+            c[a] = b[a];
+        }
+        bp_indices idx;
+        CHECK_OK(bp_query_box(ctx, lo, hi, &idx));
+        log_word(l, idx.count);
+        for (size_t k = 0; k < idx.count; ++k) log_word(l, idx.indices[k]);
+        CHECK_OK(bp_query_sphere(ctx, c, 4.0f, &idx));
+        log_word(l, idx.count);
+        for (size_t k = 0; k < idx.count; ++k) log_word(l, idx.indices[k]);
+    }
+}
+
+// Every frame of every input: buffer mode (pairs, statistics), callback mode (batches), a
+// bipartite call (first third against the rest), queries, validation. `check`: compare the
+// buffer-mode pairs with brute force on the smaller frames (the reference run).
+static void run_script(bp_method m, int dim, const config *c, const inputs *s, tlog *l, bool check) {
+    bp_context *ctx = make_context(m, dim, c);
+    bpt_pairs got = {0}, want = {0};
+    for (size_t i = 0; i < s->count; ++i) {
+        const input *in = &s->in[i];
+        if (in->dim != dim) continue;
+        for (size_t f = 0; f < in->frames; ++f) {
+            const float *v = frame_of(in, f);
+            bpt_note("input %s frame %zu, %d workers%s", in->name, f, c->workers, c->sorted ? ", sorted" : "");
+            log_mark(l, i, f, 0);
+            bp_pairs out;
+            CHECK_OK(dim == 2 ? bp_find_pairs2(ctx, bpt_as2(v), in->n, &out) : bp_find_pairs3(ctx, bpt_as3(v), in->n, &out));
+            log_pairs(l, out.pairs, out.count);
+            log_stats(l, ctx);
+            CHECK_OK(bp_validate(ctx));
+            if (check && in->n <= 2000) {
+                got.n = 0;
+                for (size_t k = 0; k < out.count; ++k) bpt_pairs_push(&got, out.pairs[k].i, out.pairs[k].j);
+                bpt_check_result(in->name, &got, v, in->n, dim, c->sorted, &want);
+            }
+            log_mark(l, i, f, 3);
+            log_queries(l, ctx, v, in->n, dim);
+            log_mark(l, i, f, 1);
+            batches b = {l, 0};
+            CHECK_OK(dim == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(v), in->n, log_batch, &b)
+                              : bp_find_pairs3_cb(ctx, bpt_as3(v), in->n, log_batch, &b));
+            log_stats(l, ctx);
+            log_mark(l, i, f, 2);
+            const size_t na = in->n / 3, w = (size_t)(2 * dim);
+            CHECK_OK(dim == 2 ? bp_find_pairs_between2(ctx, bpt_as2(v), na, bpt_as2(v + na * w), in->n - na, &out)
+                              : bp_find_pairs_between3(ctx, bpt_as3(v), na, bpt_as3(v + na * w), in->n - na, &out));
+            log_pairs(l, out.pairs, out.count);
+            log_stats(l, ctx);
+            CHECK_OK(bp_validate(ctx));
+        }
+    }
+    bp_context_destroy(ctx);
+    bpt_pairs_free(&got);
+    bpt_pairs_free(&want);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+
+static const int worker_counts[] = {2, 3, 7};
+
+static void compare_layout(bp_method m, int dim, const inputs *s, bool sorted, bp_grid_layout layout, int variant) {
+    tlog ref = {0};
+    config c = {1, sorted, NULL, NULL, 1, layout, variant};
+    // RDC's epsilon changes the overlap rule: no brute-force check there.
+    run_script(m, dim, &c, s, &ref, !(variant && m == BP_METHOD_RDC));
+    for (size_t k = 0; k < sizeof worker_counts / sizeof worker_counts[0]; ++k) {
+        tlog got = {0};
+        c.workers = worker_counts[k];
+        run_script(m, dim, &c, s, &got, false);
+        char what[64];
+        snprintf(what, sizeof what, "%d workers%s, grid layout %d, variant %d", c.workers, sorted ? ", sorted" : "",
+                 (int)layout, variant);
+        log_expect_same(what, &ref, &got, s);
+        log_free(&got);
+    }
+#if !defined(BPT_QUICK)
+    // The automatic threshold: these calls stay on the calling thread, same output again.
+    tlog got = {0};
+    c.workers = 3;
+    c.parallel_min = 0;
+    run_script(m, dim, &c, s, &got, false);
+    log_expect_same("3 workers, automatic parallel_min", &ref, &got, s);
+    log_free(&got);
+#endif
+    log_free(&ref);
+}
+
+static void compare_workers(int argc, char **argv, bool sorted) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    inputs s = {0};
+    make_inputs(&s, dim, m == BP_METHOD_BRUTE);
+    compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_AUTO, 0);
+    // The grid's sorted layout everywhere (AUTO takes the table in small 2D worlds); the loose
+    // quadtree, RDC with an epsilon, sweep without coherence.
+    if (m == BP_METHOD_GRID && dim == 2) compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_SORTED, 0);
+    if ((m == BP_METHOD_QUADTREE || m == BP_METHOD_RDC || m == BP_METHOD_SWEEP) && !sorted && Q(true, dim == 2))
+        compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_AUTO, 1);
+    free_inputs(&s);
+}
+
+static void case_same(int argc, char **argv) { compare_workers(argc, argv, false); }
+static void case_sorted(int argc, char **argv) { compare_workers(argc, argv, true); }
+
+static void case_hooks(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    inputs s = {0};
+    make_inputs(&s, dim, m == BP_METHOD_BRUTE);
+    tlog ref = {0};
+    config c = {1, false, NULL, NULL, 1, BP_GRID_LAYOUT_AUTO, 0};
+    run_script(m, dim, &c, &s, &ref, false);
+    static const char *const names[] = {"", "serial scheduler", "reverse scheduler", "threads scheduler"};
+    for (int kind = SCHED_SERIAL; kind <= SCHED_THREADS; ++kind) {
+        sched sc;
+        memset(&sc, 0, sizeof sc);
+        sc.kind = kind;
+        sc.workers = 3;
+        atomic_init(&sc.enqueues, 0);
+        c.workers = 3;
+        c.hooks = &sc;
+        tlog got = {0};
+        run_script(m, dim, &c, &s, &got, false);
+        log_expect_same(names[kind], &ref, &got, &s);
+        // The scheduler was used: every call here is large enough (parallel_min 1).
+        CHECK_MSG(atomic_load(&sc.enqueues) > 0, "%s: the hooks were never called", names[kind]);
+        log_free(&got);
+    }
+    log_free(&ref);
+    free_inputs(&s);
+}
+
+// Allocations refused while the workers run: every call either succeeds with the right pairs or
+// fails with BP_ERR_NOMEM; it then succeeds when retried with allocation allowed; the byte count
+// always matches the allocator and nothing is left after destroy. First every Nth allocation in
+// turn (N = 1, 2, ... until a whole run needs fewer), then one in five at random.
+static void case_nomem(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    inputs s = {0};
+    // Small: every round runs them all, checked against brute force.
+    add_random(&s, "random", dim, 500, 2, 0.0, 3.0, 21);
+    add_degenerate(&s, dim, 22, 5);
+    bpt_pairs got = {0}, want = {0};
+    for (int round = 0;; ++round) {
+        const bool chaos = round >= 1000;
+        bpt_alloc al;
+        memset(&al, 0, sizeof al);
+        al.rng = bpt_rng_make(777 + (uint64_t)round);
+        if (chaos) al.fail_rate = 0.2;
+        else al.fail_at = (size_t)round + 1;
+        bpt_note("round %d (%s)", round, chaos ? "chaos" : "every Nth");
+        const bool sorted = round % 2 == 1;
+        bp_context_def def = bp_default_context_def();
+        def.dimension = dim;
+        def.method = m;
+        def.workers = 3;
+        def.parallel_min = 1;
+        def.sort_pairs = sorted;
+        def.allocator = bpt_allocator(&al);
+        bp_context *ctx = NULL;
+        bp_status st = bp_context_create(&def, &ctx);
+        size_t failures = 0;
+        if (st != BP_OK) {
+            CHECK_ST(st, BP_ERR_NOMEM);
+            CHECK(ctx == NULL);
+            CHECK_EQ(al.live_blocks, 0);
+            continue;
+        }
+        for (size_t i = 0; i < s.count; ++i) {
+            const input *in = &s.in[i];
+            for (size_t f = 0; f < in->frames; ++f) {
+                const float *v = frame_of(in, f);
+                for (int mode = 0; mode < 2; ++mode) {
+                    for (int attempt = 0; attempt < 2; ++attempt) {
+                        const size_t before = al.failures;
+                        st = bpt_find(ctx, dim, v, in->n, mode ? BPT_CALLBACK : BPT_BUFFER, &got);
+                        bpt_check_bytes(ctx, &al);
+                        if (st == BP_OK) {
+                            bpt_check_result(in->name, &got, v, in->n, dim, sorted, &want);
+                            break;
+                        }
+                        CHECK_ST(st, BP_ERR_NOMEM);
+                        CHECK(al.failures > before);
+                        CHECK_MSG(attempt == 0, "failed with allocation allowed");
+                        ++failures;
+                        // Again with every allocation allowed: it must succeed.
+                        al.fail_at = 0;
+                        al.fail_rate = 0.0;
+                    }
+                    if (chaos) al.fail_rate = 0.2;
+                }
+            }
+        }
+        bp_context_destroy(ctx);
+        CHECK_EQ(al.live_blocks, 0);
+        CHECK_EQ(al.live_bytes, 0);
+        if (!chaos && failures == 0 && al.failures == 0) round = 999;  // every N covered: chaos next
+        if (chaos && round >= 1008) break;
+    }
+    bpt_pairs_free(&got);
+    bpt_pairs_free(&want);
+    free_inputs(&s);
+}
+
+// A warm context with workers allocates nothing: after a few frames of a moving scene (the
+// same n, a similar pair count), further frames, in buffer and callback mode, call no
+// allocation hook.
+static void case_warm(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    inputs s = {0};
+    const size_t n = m == BP_METHOD_BRUTE ? 1500 : Q(6000, 3000);
+    add_random(&s, "moving", dim, n, 12, 0.5, 1.5, 61);
+    const input *in = &s.in[0];
+    bpt_alloc al;
+    memset(&al, 0, sizeof al);
+    config c = {3, false, NULL, &al, 1, BP_GRID_LAYOUT_AUTO, 0};
+    bp_context *ctx = make_context(m, dim, &c);
+    bpt_pairs got = {0};
+    for (size_t f = 0; f < in->frames; ++f) {
+        const size_t before = al.allocs;
+        bpt_note("frame %zu", f);
+        CHECK_OK(bpt_find(ctx, dim, frame_of(in, f), n, BPT_BUFFER, &got));
+        CHECK_OK(bpt_find(ctx, dim, frame_of(in, f), n, BPT_CALLBACK, &got));
+        if (f >= 6) CHECK_MSG(al.allocs == before, "a warm frame allocated %zu times", al.allocs - before);
+    }
+    bp_context_destroy(ctx);
+    CHECK_EQ(al.live_blocks, 0);
+    bpt_pairs_free(&got);
+    free_inputs(&s);
+}
+
+typedef struct stopper {
+    tlog *log;
+    size_t batches, stop_after;
+} stopper;
+
+static bool stop_fn(const bp_pair *pairs, size_t count, void *user) {
+    stopper *st = user;
+    log_pairs(st->log, pairs, count);
+    return ++st->batches < st->stop_after;
+}
+
+// A callback that stops after k batches: the same status, pairs and statistics with workers.
+static void case_stopped(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    inputs s = {0};
+    add_degenerate(&s, dim, 31, 1);  // "identical": 79,800 pairs, 20 batches
+    const input *in = &s.in[0];
+    for (size_t stop_after = 1; stop_after <= 7; stop_after += 3) {
+        tlog ref = {0};
+        for (int k = -1; k < 3; ++k) {
+            config c = {k < 0 ? 1 : worker_counts[k], false, NULL, NULL, 1, BP_GRID_LAYOUT_AUTO, 0};
+            tlog got = {0};
+            tlog *l = k < 0 ? &ref : &got;
+            bp_context *ctx = make_context(m, dim, &c);
+            stopper st = {l, 0, stop_after};
+            for (int rep = 0; rep < 2; ++rep) {  // a stopped call leaves the context usable
+                st.batches = 0;
+                bp_status r = dim == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(in->v), in->n, stop_fn, &st)
+                                       : bp_find_pairs3_cb(ctx, bpt_as3(in->v), in->n, stop_fn, &st);
+                CHECK_ST(r, BP_ERR_STOPPED);
+                CHECK_EQ(st.batches, stop_after);
+                log_stats(l, ctx);
+                CHECK_OK(bp_validate(ctx));
+            }
+            bp_context_destroy(ctx);
+            if (k >= 0) {
+                log_expect_same("stopped", &ref, &got, &s);
+                log_free(&got);
+            }
+        }
+        log_free(&ref);
+    }
+    free_inputs(&s);
+}
+
+// Below the automatic threshold (BP_PARALLEL_MIN_AUTO boxes) a call never reaches the workers:
+// with task hooks, no task is enqueued; from it on, tasks are.
+static void case_auto(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    for (int dim = 2; dim <= 3; ++dim) {
+        for (int m = BP_METHOD_AUTO; m < BP_METHOD_COUNT; ++m) {
+            if (!bp_method_available((bp_method)m) || m == BP_METHOD_BRUTE) continue;
+            sched sc;
+            memset(&sc, 0, sizeof sc);
+            sc.kind = SCHED_SERIAL;
+            sc.workers = 4;
+            atomic_init(&sc.enqueues, 0);
+            config c = {4, false, &sc, NULL, 0, BP_GRID_LAYOUT_AUTO, 0};
+            bp_context *ctx = make_context((bp_method)m, dim, &c);
+            bpt_rng r = bpt_rng_make(41);
+            bpt_boxes b = {0};
+            const size_t small = BP_PARALLEL_MIN_AUTO - 1;
+            bpt_random_boxes(&r, &b, dim, small, dim == 2 ? 400.0 : 100.0, 0.2, 1.0);
+            bpt_pairs got = {0};
+            bpt_note("method %s dim %d", bp_method_name((bp_method)m), dim);
+            CHECK_OK(bpt_find(ctx, dim, b.v, small, BPT_BUFFER, &got));
+            CHECK_EQ(atomic_load(&sc.enqueues), 0);
+            bpt_random_boxes(&r, &b, dim, BP_PARALLEL_MIN_AUTO, dim == 2 ? 400.0 : 100.0, 0.2, 1.0);
+            CHECK_OK(bpt_find(ctx, dim, b.v, BP_PARALLEL_MIN_AUTO, BPT_BUFFER, &got));
+            CHECK(atomic_load(&sc.enqueues) > 0);
+            bp_context_destroy(ctx);
+            bpt_boxes_free(&b);
+            bpt_pairs_free(&got);
+        }
+    }
+}
+
+static void case_bad_def(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    bp_context_def def = bp_default_context_def();
+    CHECK_EQ(def.workers, 1);
+    CHECK(def.enqueue_task == NULL && def.finish_task == NULL && def.parallel_min == 0);
+    bp_context *ctx = (bp_context *)(uintptr_t)8;
+    def.workers = -1;
+    CHECK_ST(bp_context_create(&def, &ctx), BP_ERR_INVALID_ARG);
+    CHECK(ctx == NULL);
+    def.workers = BP_MAX_WORKERS + 1;
+    CHECK_ST(bp_context_create(&def, &ctx), BP_ERR_INVALID_ARG);
+    def.workers = 2;
+    sched sc;
+    memset(&sc, 0, sizeof sc);
+    def.enqueue_task = sched_enqueue;  // half the hooks
+    def.task_user = &sc;
+    CHECK_ST(bp_context_create(&def, &ctx), BP_ERR_INVALID_ARG);
+    def.enqueue_task = NULL;
+    def.finish_task = sched_finish;
+    CHECK_ST(bp_context_create(&def, &ctx), BP_ERR_INVALID_ARG);
+    // 0 means 1; the definition reads back resolved; many workers work and are freed.
+    def = bp_default_context_def();
+    def.workers = 0;
+    CHECK_OK(bp_context_create(&def, &ctx));
+    bp_context_def got;
+    CHECK_OK(bp_context_get_def(ctx, &got));
+    CHECK_EQ(got.workers, 1);
+    bp_context_destroy(ctx);
+    def.workers = BP_MAX_WORKERS;
+    bpt_alloc al;
+    memset(&al, 0, sizeof al);
+    def.allocator = bpt_allocator(&al);
+    CHECK_OK(bp_context_create(&def, &ctx));
+    bpt_check_bytes(ctx, &al);
+    bp_context_destroy(ctx);
+    CHECK_EQ(al.live_blocks, 0);
+}
+
+// A scheduler that breaks the contract: worker numbers out of range, or items skipped. The call
+// fails with BP_ERR_INVALID_ARG (nothing is corrupted) and the context stays usable.
+static atomic_int bad_mode;
+static void *bad_enqueue(bp_task_fn *fn, uint32_t count, uint32_t min_range, void *task_context, void *user) {
+    (void)min_range;
+    (void)user;
+    if (atomic_load(&bad_mode) == 0) fn(0, count, 99, task_context);  // worker out of range
+    else if (count > 1) fn(1, count, 0, task_context);                // item 0 skipped
+    else fn(0, count, 0, task_context);
+    return NULL;
+}
+static void bad_finish(void *handle, void *user) {
+    (void)handle;
+    (void)user;
+    CHECK_MSG(false, "finish called for a NULL handle");
+}
+
+static void case_bad_hooks(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    bp_context_def def = bp_default_context_def();
+    def.dimension = dim;
+    def.method = m;
+    def.workers = 4;
+    def.parallel_min = 1;
+    def.enqueue_task = bad_enqueue;
+    def.finish_task = bad_finish;
+    bpt_alloc al;
+    memset(&al, 0, sizeof al);
+    def.allocator = bpt_allocator(&al);
+    bp_context *ctx;
+    CHECK_OK(bp_context_create(&def, &ctx));
+    bpt_rng r = bpt_rng_make(51);
+    bpt_boxes b = {0};
+    bpt_random_boxes(&r, &b, dim, 3000, 200.0, 0.2, 2.0);
+    bpt_pairs got = {0}, want = {0};
+    for (int mode = 0; mode < 2; ++mode) {
+        atomic_store(&bad_mode, mode);
+        CHECK_ST(bpt_find(ctx, dim, b.v, b.n, BPT_BUFFER, &got), BP_ERR_INVALID_ARG);
+        bpt_check_bytes(ctx, &al);
+        bp_indices idx;
+        float p[3] = {0, 0, 0};
+        CHECK_ST(bp_query_point(ctx, p, &idx), BP_ERR_NO_BOXES);
+    }
+    bp_context_destroy(ctx);
+    CHECK_EQ(al.live_blocks, 0);
+    // The same context type with good hooks after bad calls: correct again.
+    def.enqueue_task = sched_enqueue;
+    def.finish_task = sched_finish;
+    sched sc;
+    memset(&sc, 0, sizeof sc);
+    sc.kind = SCHED_REVERSE;
+    sc.workers = 4;
+    def.task_user = &sc;
+    CHECK_OK(bp_context_create(&def, &ctx));
+    atomic_store(&bad_mode, 0);
+    CHECK_OK(bpt_find(ctx, dim, b.v, b.n, BPT_BUFFER, &got));
+    bpt_check_result("after", &got, b.v, b.n, dim, false, &want);
+    bp_context_destroy(ctx);
+    CHECK_EQ(al.live_blocks, 0);
+    bpt_boxes_free(&b);
+    bpt_pairs_free(&got);
+    bpt_pairs_free(&want);
+}
+
+static const bpt_case cases[] = {
+    {"same", case_same},         {"sorted", case_sorted},   {"hooks", case_hooks},
+    {"nomem", case_nomem},       {"stopped", case_stopped}, {"auto", case_auto},
+    {"bad_def", case_bad_def},   {"bad_hooks", case_bad_hooks}, {"warm", case_warm},
+};
+
+BPT_MAIN(cases)
