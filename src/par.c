@@ -23,6 +23,8 @@
 
 uint32_t bp_par_workers(const bp_context *ctx) { return bp_pool_workers(ctx->pool); }
 
+bp_pool *bp_par_pool(const bp_context *ctx) { return ctx->pool; }
+
 uint32_t bp_par_tasks(const bp_context *ctx, size_t items, size_t grain) {
     if (!ctx->par) return 1;
     if (ctx->par_grain && ctx->par_grain < grain) grain = ctx->par_grain;

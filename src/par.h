@@ -33,6 +33,10 @@ bp_status bp_par_run(bp_context *ctx, uint32_t tasks, bp_pool_fn *fn, void *user
 /// Workers of the context's pool (1 without).
 uint32_t bp_par_workers(const bp_context *ctx);
 
+/// The context's pool (NULL without workers), for a component that runs jobs of its own on the
+/// context's threads between its calls (the persistent world's probes).
+bp_pool *bp_par_pool(const bp_context *ctx);
+
 /// Scratch of at least `bytes` (64-byte aligned) for the per-task values of a pass (sync points,
 /// counts), kept by the context: valid until the next bp_par_scratch call. NULL and
 /// *st = BP_ERR_NOMEM when it cannot grow.

@@ -13,6 +13,7 @@
 #endif
 
 #include "method.h"
+#include "par.h"
 #include "radix_sort.h"
 #include "world.h"
 
@@ -77,8 +78,11 @@ static void world_release_all(bp_world *w) {
     BP_RELEASE(h, w->group_free, w->group_free_cap);
     BP_RELEASE(h, w->group_hash, w->group_hash_cap);
     BP_RELEASE(h, w->touched, w->touched_cap);
+    for (size_t q = 0; q < w->wev_count; ++q)
+        for (int k = 0; k < 2; ++k) BP_RELEASE(h, w->wev[q].keys[k], w->wev[q].cap[k]);
+    bp_free(h, w->wev, w->wev_count * sizeof *w->wev);
     for (int k = 0; k < 2; ++k) {
-        BP_RELEASE(h, w->ev_keys[k], w->ev_cap[k]);
+        BP_RELEASE(h, w->ev.keys[k], w->ev.cap[k]);
         BP_RELEASE(h, w->ev_out[k], w->ev_out_cap[k]);
     }
     BP_RELEASE(h, w->ev_tmp, w->ev_tmp_cap);
@@ -108,17 +112,26 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out) {
     if (!al.alloc != !al.free) return BP_ERR_INVALID_ARG;
     if (d.method != BP_METHOD_AUTO && !bp_method_available(d.method)) return BP_ERR_UNSUPPORTED;
 
-    // The contexts are made with the world's hooks (the defaults when none are given).
+    // The contexts are made with the world's hooks (the defaults when none are given) and its
+    // workers: the rebuild context's threads also run the world's own parallel passes (its
+    // probes); the context checks the worker count and the hooks.
     bp_context_def cd = bp_default_context_def();
     cd.dimension = d.dimension;
     cd.method = d.method;
     cd.allocator = al;
+    cd.workers = d.workers;
+    cd.enqueue_task = d.enqueue_task;
+    cd.finish_task = d.finish_task;
+    cd.task_user = d.task_user;
     bp_context *heap = NULL, *small = NULL;
     bp_status st = bp_context_create(&cd, &heap);
     if (st != BP_OK) return st;
     // The changed proxies are few and spread over the whole world (the grid would size its cells
-    // for the world): AUTO takes sort-and-sweep for them.
+    // for the world): AUTO takes sort-and-sweep for them. One worker: their calls are small.
     if (d.method == BP_METHOD_AUTO) cd.method = BP_METHOD_SWEEP;
+    cd.workers = 1;
+    cd.enqueue_task = NULL;
+    cd.finish_task = NULL;
     st = bp_context_create(&cd, &small);
     if (st != BP_OK) {
         bp_context_destroy(heap);
@@ -145,6 +158,16 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out) {
     w->salt = salt ? salt : 1;
     w->bad_index = SIZE_MAX;
     bp_world_cells_init(&w->cells, w->dim);
+    const uint32_t workers = bp_pool_workers(bp_par_pool(heap));
+    if (workers > 1) {  // each worker's event buffer for the parallel probes
+        w->wev = bp_alloc(heap, workers * sizeof *w->wev);
+        if (!w->wev) {
+            bp_world_destroy(w);
+            return BP_ERR_NOMEM;
+        }
+        memset(w->wev, 0, workers * sizeof *w->wev);
+        w->wev_count = workers;
+    }
     *out = w;
     return BP_OK;
 }
@@ -662,11 +685,20 @@ static inline uint64_t world_slot_user(const bp_world *w, uint32_t slot) {
     return d < WORLD_FREED ? w->user[d] : w->freed_user[d & ~WORLD_FREED];
 }
 
-static bp_status world_push_event(bp_world *w, int begin, uint64_t key) {
-    if (w->ev_count[begin] == w->ev_cap[begin]) BP_RESERVE(w->heap, w->ev_keys[begin], w->ev_cap[begin], w->ev_count[begin] + 1);
-    w->ev_keys[begin][w->ev_count[begin]++] = key;
+// Appends an event key to `buf`, growing it through the hooks (bp_alloc holds the pool's lock,
+// so workers may grow their own buffers at once).
+static bp_status world_buf_push(bp_world *w, world_evbuf *buf, int begin, uint64_t key) {
+    if (BP_UNLIKELY(buf->count[begin] == buf->cap[begin])) {
+        bp_status st = BP_OK;
+        buf->keys[begin] = bp_grow(w->heap, buf->keys[begin], &buf->cap[begin], buf->count[begin] + 1,
+                                   sizeof *buf->keys[begin], true, &st);
+        if (st != BP_OK) return st;
+    }
+    buf->keys[begin][buf->count[begin]++] = key;
     return BP_OK;
 }
+
+static bp_status world_push_event(bp_world *w, int begin, uint64_t key) { return world_buf_push(w, &w->ev, begin, key); }
 
 // Brings the cells up to date: built when stale, else every touched proxy placed anew.
 static bp_status world_sync(bp_world *w) {
@@ -695,6 +727,7 @@ typedef struct world_probe {
     int pass;                        // 0: one visit; 1: entries meeting old_box; 2: the others
     uint32_t slot;
     uint64_t checks;
+    world_evbuf *out;                // where its events go
 #if defined(__SSE2__)
     __m128 rhi, rlo;                 // the visited region, for the prefilter (2D)
     __m128 rhi0, rlo0, rlo1;         // (3D)
@@ -716,7 +749,7 @@ static bp_status world_probe_entry(world_probe *p, const float *e) {
     const bool before = was && world_groups_pair(p->old_g, g);
     const bool now = is && world_groups_pair(p->new_g, g);
     if (before == now) return BP_OK;
-    return world_push_event(w, now, world_key(p->slot, w->meta[x].slot));
+    return world_buf_push(w, p->out, now, world_key(p->slot, w->meta[x].slot));
 }
 
 // A cell's entries against the visited region: one 4-wide compare per entry (two in 3D), the
@@ -829,59 +862,144 @@ static bp_status world_place_one(bp_world *w, const world_touch *r) {
     return BP_OK;
 }
 
+// Probes of touched records [begin, end), fetching ahead in large worlds.
+static bp_status world_probe_range(bp_world *w, world_probe *p, size_t begin, size_t end, bool ahead) {
+    const int dim = w->dim;
+    enum { NEAR = 4 };
+    for (size_t t = begin; t < end; ++t) {
+        for (int stage = 0; ahead && stage < 2; ++stage) {  // the cells' table slots, then entries
+            const size_t next = t + (stage ? NEAR / 2 : NEAR);
+            if (next >= end) continue;
+            const world_touch *r = &w->touched[next];
+            const float *ob, *nb;
+            float u[6] = {0};
+            if (world_regions(w, r, world_slot_state(w, r->slot), &ob, &nb, u)) {
+                bp_world_cells_prefetch(w, u, u + dim, stage);
+            } else {
+                if (ob) bp_world_cells_prefetch(w, ob, ob + dim, stage);
+                if (nb) bp_world_cells_prefetch(w, nb, nb + dim, stage);
+            }
+        }
+        bp_status st = world_probe_one(w, p, &w->touched[t]);
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+// The probes on the workers: each task takes a contiguous range of the touched records and
+// writes its events to its worker's buffer; the update sorts them all, so the events do not
+// depend on the workers. The cells, the proxies and the groups are only read.
+typedef struct world_probe_job {
+    bp_world *w;
+    bp_pool *pool;
+    uint32_t tasks;
+    bool ahead;
+    bp_status st;            // the first error (under the lock)
+    uint64_t checks[BP_MAX_WORKERS];
+} world_probe_job;
+
+static void world_probe_task(void *user, uint32_t task, uint32_t worker) {
+    world_probe_job *j = user;
+    bp_world *w = j->w;
+    world_probe p;
+    p.w = w;
+    p.checks = 0;
+    p.out = &w->wev[worker];
+    const size_t nt = w->touched_count;
+    const size_t begin = (size_t)((uint64_t)nt * task / j->tasks), end = (size_t)((uint64_t)nt * (task + 1u) / j->tasks);
+    const bp_status st = world_probe_range(w, &p, begin, end, j->ahead);
+    j->checks[worker] += p.checks;
+    if (st != BP_OK) {
+        bp_pool_lock(j->pool);
+        if (j->st == BP_OK) j->st = st;
+        bp_pool_unlock(j->pool);
+    }
+}
+
+// Touched records a probe task takes at least (a task must pay for its dispatch).
+#define WORLD_PROBE_GRAIN 256
+
+static bp_status world_probe_all(bp_world *w, uint64_t *checks, bool ahead) {
+    const size_t nt = w->touched_count;
+    bp_pool *pool = bp_par_pool(w->heap);
+    const uint32_t workers = bp_pool_workers(pool);
+    uint32_t tasks = (uint32_t)(nt / WORLD_PROBE_GRAIN);
+    if (tasks > 4 * workers) tasks = 4 * workers;
+    if (workers < 2 || tasks < 2 || !w->wev) {
+        world_probe p;
+        p.w = w;
+        p.checks = 0;
+        p.out = &w->ev;
+        bp_status st = world_probe_range(w, &p, 0, nt, ahead);
+        *checks += p.checks;
+        return st;
+    }
+    world_probe_job j;
+    memset(&j, 0, sizeof j);
+    j.w = w;
+    j.pool = pool;
+    j.tasks = tasks;
+    j.ahead = ahead;
+    for (uint32_t k = 0; k < workers; ++k) w->wev[k].count[0] = w->wev[k].count[1] = 0;
+    bp_status st = bp_pool_run(pool, tasks, world_probe_task, &j);
+    if (st == BP_OK) st = j.st;
+    if (st != BP_OK) return st;
+    for (uint32_t k = 0; k < workers; ++k) *checks += j.checks[k];
+    // Every worker's events after the serial ones (their order does not matter: they are sorted).
+    for (int e = 0; e < 2; ++e) {
+        size_t total = w->ev.count[e];
+        for (uint32_t k = 0; k < workers; ++k) total += w->wev[k].count[e];
+        BP_RESERVE(w->heap, w->ev.keys[e], w->ev.cap[e], total);
+        for (uint32_t k = 0; k < workers; ++k) {
+            if (!w->wev[k].count[e]) continue;
+            memcpy(w->ev.keys[e] + w->ev.count[e], w->wev[k].keys[e], w->wev[k].count[e] * sizeof(uint64_t));
+            w->ev.count[e] += w->wev[k].count[e];
+        }
+    }
+    return BP_OK;
+}
+
 static bp_status world_patch(bp_world *w, uint64_t *checks) {
     const int dim = w->dim;
     const size_t stride = (size_t)(2 * dim);
     const size_t nt = w->touched_count;
-    world_probe p;
-    p.w = w;
-    p.checks = 0;
-    if (w->n < WORLD_PREFETCH_MIN) {
+    const bool ahead = w->n >= WORLD_PREFETCH_MIN;
+    const bool parallel = bp_pool_workers(bp_par_pool(w->heap)) > 1 && nt >= 2 * WORLD_PROBE_GRAIN;
+    if (!ahead && !parallel) {
         // The cells fit the cache: each proxy placed, then probed while its cell is at hand.
+        world_probe p;
+        p.w = w;
+        p.checks = 0;
+        p.out = &w->ev;
         for (size_t t = 0; t < nt; ++t) {
             bp_status st = world_place_one(w, &w->touched[t]);
             if (st == BP_OK) st = world_probe_one(w, &p, &w->touched[t]);
             if (st != BP_OK) return st;
         }
+        *checks += p.checks;
     } else {
-        // Two passes, each a stream of independent cache misses that the loads issued ahead
-        // (the next proxies' lines, then the cells they will meet) overlap: placement first.
+        // Placement (it changes the cells: serial), then the probes (they only read: on the
+        // workers). Large worlds fetch each pass's lines ahead, a stream of independent cache
+        // misses that the loads issued early overlap.
         enum { FAR = 8, NEAR = 4 };
         for (size_t t = 0; t < nt; ++t) {
-            if (t + FAR < nt) {
+            if (ahead && t + FAR < nt) {
                 const uint32_t a = world_slot_state(w, w->touched[t + FAR].slot);
                 if (a < WORLD_FREED) {
                     __builtin_prefetch(&w->meta[a]);
                     __builtin_prefetch(world_box(w, a));
                 }
             }
-            if (t + NEAR < nt) {
+            if (ahead && t + NEAR < nt) {
                 const uint32_t a = world_slot_state(w, w->touched[t + NEAR].slot);
                 if (a < WORLD_FREED && w->meta[a].cell != WORLD_NONE) __builtin_prefetch(&w->cells.table[w->meta[a].cell]);
             }
             bp_status st = world_place_one(w, &w->touched[t]);
             if (st != BP_OK) return st;
         }
-        // Then the probes: the table slots of the cells a proxy will meet, then their entries.
-        for (size_t t = 0; t < nt; ++t) {
-            for (int stage = 0; stage < 2; ++stage) {
-                const size_t ahead = t + (stage ? NEAR / 2 : NEAR);
-                if (ahead >= nt) continue;
-                const world_touch *r = &w->touched[ahead];
-                const float *ob, *nb;
-                float u[6] = {0};
-                if (world_regions(w, r, world_slot_state(w, r->slot), &ob, &nb, u)) {
-                    bp_world_cells_prefetch(w, u, u + dim, stage);
-                } else {
-                    if (ob) bp_world_cells_prefetch(w, ob, ob + dim, stage);
-                    if (nb) bp_world_cells_prefetch(w, nb, nb + dim, stage);
-                }
-            }
-            bp_status st = world_probe_one(w, &p, &w->touched[t]);
-            if (st != BP_OK) return st;
-        }
+        bp_status st = world_probe_all(w, checks, ahead);
+        if (st != BP_OK) return st;
     }
-    *checks += p.checks;
 
     // Among the touched proxies: one stateless call on the union of each one's old and new box
     // lists every pair that may have changed.
@@ -965,8 +1083,8 @@ static bp_status world_all_pairs(bp_world *w, size_t *count, uint64_t *checks) {
 static void world_fill_events(bp_world *w, bp_world_events *events) {
     for (int k = 0; k < 2; ++k) {
         bp_world_pair *o = w->ev_out[k];
-        for (size_t q = 0; q < w->ev_count[k]; ++q) {
-            const uint32_t a = (uint32_t)(w->ev_keys[k][q] >> 32), b = (uint32_t)w->ev_keys[k][q];
+        for (size_t q = 0; q < w->ev.count[k]; ++q) {
+            const uint32_t a = (uint32_t)(w->ev.keys[k][q] >> 32), b = (uint32_t)w->ev.keys[k][q];
             o[q].a = world_id(w, a);
             o[q].b = world_id(w, b);
             o[q].user_a = world_slot_user(w, a);
@@ -975,9 +1093,9 @@ static void world_fill_events(bp_world *w, bp_world_events *events) {
     }
     if (events) {
         events->ends.pairs = w->ev_out[0];
-        events->ends.count = w->ev_count[0];
+        events->ends.count = w->ev.count[0];
         events->begins.pairs = w->ev_out[1];
-        events->begins.count = w->ev_count[1];
+        events->begins.count = w->ev.count[1];
     }
 }
 
@@ -1001,21 +1119,21 @@ static bp_status world_reserve_commit(bp_world *w, size_t ne, size_t nb) {
 
 static bp_status world_update_patch(bp_world *w, bp_world_events *events) {
     uint64_t checks = 0;
-    w->ev_count[0] = w->ev_count[1] = 0;
+    w->ev.count[0] = w->ev.count[1] = 0;
     // Stale cells are built (every proxy placed); else each touched proxy is placed just before
     // its probe, while its neighbourhood is in cache (the order does not matter: probes skip the
     // touched proxies' entries, and the untouched ones do not change).
     bp_status st = w->cells.built ? bp_world_cells_reserve(w, w->touched_count) : world_sync(w);
     if (st == BP_OK) st = world_patch(w, &checks);
     if (st != BP_OK) return st;
-    size_t most = w->ev_count[0] > w->ev_count[1] ? w->ev_count[0] : w->ev_count[1];
+    size_t most = w->ev.count[0] > w->ev.count[1] ? w->ev.count[0] : w->ev.count[1];
     BP_RESERVE_DISCARD(w->heap, w->ev_tmp, w->ev_tmp_cap, most);
-    st = world_reserve_commit(w, w->ev_count[0], w->ev_count[1]);
-    if (st == BP_OK) st = bp_world_pairs_reserve_log(w, w->ev_count[0] + w->ev_count[1]);
+    st = world_reserve_commit(w, w->ev.count[0], w->ev.count[1]);
+    if (st == BP_OK) st = bp_world_pairs_reserve_log(w, w->ev.count[0] + w->ev.count[1]);
     if (st != BP_OK) return st;
-    for (int k = 0; k < 2; ++k) bp_radix_sort64(w->ev_keys[k], NULL, w->ev_tmp, NULL, w->ev_count[k], 62);
+    for (int k = 0; k < 2; ++k) bp_radix_sort64(w->ev.keys[k], NULL, w->ev_tmp, NULL, w->ev.count[k], 62);
     // Committed from here: nothing below can fail.
-    bp_world_pairs_log(w, w->ev_keys[0], w->ev_count[0], w->ev_keys[1], w->ev_count[1]);
+    bp_world_pairs_log(w, w->ev.keys[0], w->ev.count[0], w->ev.keys[1], w->ev.count[1]);
     world_fill_events(w, events);
     w->moved_since = 0;
     w->stats.changed = w->touched_count;
@@ -1034,8 +1152,8 @@ static bp_status world_update_rebuild(bp_world *w, bp_world_events *events) {
     if (st == BP_OK) st = world_all_pairs(w, &count, &checks);
     if (st != BP_OK) return st;
     const size_t old = w->pairs.count;
-    if (w->ev_cap[0] < old) BP_RESERVE_DISCARD(w->heap, w->ev_keys[0], w->ev_cap[0], old);
-    if (w->ev_cap[1] < count) BP_RESERVE_DISCARD(w->heap, w->ev_keys[1], w->ev_cap[1], count);
+    if (w->ev.cap[0] < old) BP_RESERVE_DISCARD(w->heap, w->ev.keys[0], w->ev.cap[0], old);
+    if (w->ev.cap[1] < count) BP_RESERVE_DISCARD(w->heap, w->ev.keys[1], w->ev.cap[1], count);
     st = world_reserve_commit(w, old, count);
     if (st != BP_OK) return st;
     // Committed from here.
@@ -1067,7 +1185,7 @@ bp_status bp_world_update(bp_world *w, bp_world_events *events) {
         w->stats.changed = 0;
         w->stats.checks = 0;
         w->stats.rebuilt = false;
-        w->ev_count[0] = w->ev_count[1] = 0;
+        w->ev.count[0] = w->ev.count[1] = 0;
         st = BP_OK;
     } else {
         st = world_update_patch(w, events);
@@ -1076,8 +1194,8 @@ bp_status bp_world_update(bp_world *w, bp_world_events *events) {
         if (events) memset(events, 0, sizeof *events);
         return st;
     }
-    w->stats.begins = w->ev_count[1];
-    w->stats.ends = w->ev_count[0];
+    w->stats.begins = w->ev.count[1];
+    w->stats.ends = w->ev.count[0];
     return BP_OK;
 }
 

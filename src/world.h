@@ -47,6 +47,12 @@ typedef struct world_meta {
     uint32_t place;  // its place in the cell's run
 } world_meta;
 
+/// Event keys of an update: ends (0) and begins (1).
+typedef struct world_evbuf {
+    uint64_t *keys[2];
+    size_t count[2], cap[2];
+} world_evbuf;
+
 /// One persistent cell (empty cells are deleted): a run of entries in a block of the entry pool.
 /// Entries are {min[dim], max[dim], dense index, group} as floats (the two words bit-cast).
 typedef struct world_cell {
@@ -140,8 +146,9 @@ struct bp_world {
     world_pairset pairs;
 
     // Scratch of an update, kept between frames.
-    uint64_t *ev_keys[2];    // end (0) and begin (1) keys
-    size_t ev_count[2], ev_cap[2];
+    world_evbuf ev;          // the update's event keys
+    world_evbuf *wev;        // with workers: each worker's, merged into `ev`
+    size_t wev_count;
     uint64_t *ev_tmp;
     size_t ev_tmp_cap;
     bp_world_pair *ev_out[2];
@@ -257,7 +264,7 @@ bp_status bp_world_pairs_reserve_log(bp_world *w, size_t extra);
 /// Appends an update's changes: `ends` and `begins` sorted keys.
 void bp_world_pairs_log(bp_world *w, const uint64_t *ends, size_t ne, const uint64_t *begins, size_t nb);
 /// Replaces the set with `*keys` (sorted, `count` of them), writing the differences from the
-/// old set to w->ev_keys (ends 0, begins 1, reserved by the caller to hold them). The old set
+/// old set to w->ev.keys (ends 0, begins 1, reserved by the caller to hold them). The old set
 /// must be folded. The arrays are swapped: *keys/*cap receive the old set's buffer.
 void bp_world_pairs_replace(bp_world *w, uint64_t **keys, size_t *cap, size_t count);
 

@@ -85,15 +85,15 @@ bp_status bp_world_pairs_fold(bp_world *w) {
 void bp_world_pairs_replace(bp_world *w, uint64_t **keys, size_t *cap, size_t count) {
     world_pairset *p = &w->pairs;
     const uint64_t *old = p->keys, *now = *keys;
-    uint64_t *ends = w->ev_keys[0], *begins = w->ev_keys[1];
+    uint64_t *ends = w->ev.keys[0], *begins = w->ev.keys[1];
     size_t a = 0, b = 0, ne = 0, nb = 0;
     while (a < p->count || b < count) {
         if (b == count || (a < p->count && old[a] < now[b])) ends[ne++] = old[a++];
         else if (a == p->count || now[b] < old[a]) begins[nb++] = now[b++];
         else ++a, ++b;
     }
-    w->ev_count[0] = ne;
-    w->ev_count[1] = nb;
+    w->ev.count[0] = ne;
+    w->ev.count[1] = nb;
     uint64_t *t = p->keys;
     p->keys = *keys;
     *keys = t;

@@ -771,10 +771,199 @@ static void case_bad_hooks(int argc, char **argv) {
     bpt_pairs_free(&want);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The persistent world on workers: its probes run in parallel tasks (src/world.c), its rebuilds
+// on the context's workers. The events (ids' slots, user values, order) must not depend on the
+// worker count or the scheduler; allocation refused while workers run must leave the world as
+// it was (the same update then succeeds with the same events as a world that never failed).
+
+#ifdef BPT_QUICK
+#define WORLD_PROXIES 12000
+#else
+#define WORLD_PROXIES 24000
+#endif
+
+typedef struct wscript {
+    int dim;
+    size_t n;
+    float *boxes;         // frame 0
+    bp_proxy_def *defs;
+    double W;
+} wscript;
+
+static void wscript_make(wscript *ws, int dim) {
+    bpt_rng r = bpt_rng_make(90 + (uint64_t)dim);
+    ws->dim = dim;
+    ws->n = WORLD_PROXIES;
+    ws->W = dim == 2 ? sqrt((double)ws->n * 3.14159265358979323846 / 0.05) : cbrt((double)ws->n * 4.19 / 0.05);
+    ws->boxes = bpt_xrealloc(NULL, ws->n * 6 * sizeof(float));
+    ws->defs = bpt_xrealloc(NULL, ws->n * sizeof *ws->defs);
+    for (size_t k = 0; k < ws->n; ++k) {
+        double c[3], h[3];
+        for (int a = 0; a < dim; ++a) {
+            c[a] = bpt_uniform(&r, 0, ws->W);
+            h[a] = bpt_uniform(&r, 0.5, 1.5);
+        }
+        bpt_set_box(ws->boxes + k * (size_t)(2 * dim), dim, c, h);
+        ws->defs[k] = bp_default_proxy_def();
+        ws->defs[k].kind = k % 3 == 0 ? BP_PROXY_STATIC : BP_PROXY_MOVING;
+        ws->defs[k].category = (uint64_t)1 << (k % 3);
+        ws->defs[k].mask = k % 5 == 0 ? 3 : UINT64_MAX;
+        ws->defs[k].user = k;
+    }
+}
+
+static void wscript_free(wscript *ws) {
+    free(ws->boxes);
+    free(ws->defs);
+}
+
+// Frame f's moves: one proxy in 15 (patched, with probes on the workers: over 512 of them), every
+// proxy on frames 5 and 6 (rebuilds), each by a
+// step that depends only on (f, k), so every run moves the same ones the same way.
+static bool wscript_moves(const wscript *ws, int f, size_t k, float *box) {
+    const bool all = f == 5 || f == 6;
+    if (!all && (k * 7 + (size_t)f) % 15 != 0) return false;  // one in 15: patched, in parallel
+    bpt_rng r = bpt_rng_make(((uint64_t)f << 32) ^ k);
+    for (int a = 0; a < ws->dim; ++a) {
+        const float d = (float)bpt_uniform(&r, -0.6, 0.6);
+        box[a] += d;
+        box[ws->dim + a] += d;
+    }
+    return true;
+}
+
+static void wlog_events(tlog *l, const bp_world_events *ev) {
+    const bp_world_pairs *lists[2] = {&ev->begins, &ev->ends};
+    for (int e = 0; e < 2; ++e) {
+        log_word(l, lists[e]->count);
+        for (size_t q = 0; q < lists[e]->count; ++q) {
+            const bp_world_pair *p = &lists[e]->pairs[q];
+            log_word(l, (p->a >> 32) << 32 | (p->b >> 32));  // slots: generations differ by world
+            log_word(l, p->user_a);
+            log_word(l, p->user_b);
+        }
+    }
+}
+
+// Runs the script on a world of `c`'s workers and hooks, logging every update's events. With
+// an allocator that refuses, each failed update is retried with refusals off.
+static void wscript_run(const wscript *ws, const config *c, tlog *l) {
+    bp_world_def def = bp_default_world_def();
+    def.dimension = ws->dim;
+    def.workers = c->workers;
+    if (c->hooks) {
+        def.enqueue_task = sched_enqueue;
+        def.finish_task = sched_finish;
+        def.task_user = c->hooks;
+    }
+    if (c->alloc) def.allocator = bpt_allocator(c->alloc);
+    bp_world *w = NULL;
+    bp_status st;
+    while ((st = bp_world_create(&def, &w)) != BP_OK) CHECK_ST(st, BP_ERR_NOMEM);
+    const int dim = ws->dim;
+    float *boxes = bpt_xrealloc(NULL, ws->n * 6 * sizeof(float));
+    memcpy(boxes, ws->boxes, ws->n * (size_t)(2 * dim) * sizeof(float));
+    bp_proxy_id *ids = bpt_xrealloc(NULL, ws->n * sizeof *ids);
+    bp_proxy_id *mids = bpt_xrealloc(NULL, ws->n * sizeof *mids);
+    float *mb = bpt_xrealloc(NULL, ws->n * 6 * sizeof(float));
+    while ((st = dim == 2 ? bp_world_add_batch2(w, bpt_as2(boxes), ws->defs, ws->n, ids)
+                          : bp_world_add_batch3(w, bpt_as3(boxes), ws->defs, ws->n, ids)) != BP_OK)
+        CHECK_ST(st, BP_ERR_NOMEM);
+    for (int f = 0; f < 9; ++f) {
+        size_t m = 0;
+        for (size_t k = 0; f > 0 && k < ws->n; ++k) {
+            float *b = boxes + k * (size_t)(2 * dim);
+            if (!wscript_moves(ws, f, k, b)) continue;
+            mids[m] = ids[k];
+            memcpy(mb + m * (size_t)(2 * dim), b, (size_t)(2 * dim) * sizeof(float));
+            ++m;
+        }
+        while ((st = dim == 2 ? bp_world_move_batch2(w, mids, bpt_as2(mb), m) : bp_world_move_batch3(w, mids, bpt_as3(mb), m)) != BP_OK)
+            CHECK_ST(st, BP_ERR_NOMEM);
+        bp_world_events ev;
+        int tries = 0;
+        while ((st = bp_world_update(w, &ev)) != BP_OK) {
+            CHECK_ST(st, BP_ERR_NOMEM);
+            CHECK_OK(bp_world_validate(w));
+            CHECK(++tries < 1000);
+        }
+        CHECK_OK(bp_world_validate(w));
+        log_mark(l, 0, (size_t)f, 0);
+        wlog_events(l, &ev);
+        bp_world_stats stats;
+        CHECK_OK(bp_world_get_stats(w, &stats));
+        log_word(l, stats.pairs);
+        log_word(l, stats.rebuilt);
+    }
+    bp_world_destroy(w);
+    free(boxes);
+    free(ids);
+    free(mids);
+    free(mb);
+}
+
+static void case_world(int argc, char **argv) {
+    const int dim = bpt_dim_arg(argc, argv, 0);
+    wscript ws;
+    wscript_make(&ws, dim);
+    inputs none = {0};  // the logs' marks name no input here
+    tlog want = {0};
+    config one = {0};
+    one.workers = 1;
+    wscript_run(&ws, &one, &want);
+    CHECK(want.n > 1000);  // events to compare
+    for (size_t k = 0; k < sizeof worker_counts / sizeof worker_counts[0]; ++k) {
+        bpt_note("world: %d workers", worker_counts[k]);
+        config c = {0};
+        c.workers = worker_counts[k];
+        tlog got = {0};
+        wscript_run(&ws, &c, &got);
+        log_expect_same("world", &want, &got, &none);
+        log_free(&got);
+    }
+    for (int kind = SCHED_SERIAL; kind <= SCHED_THREADS; ++kind) {
+        bpt_note("world: scheduler %d", kind);
+        sched sc;
+        memset(&sc, 0, sizeof sc);
+        sc.kind = kind;
+        sc.workers = 3;
+        config c = {0};
+        c.workers = 3;
+        c.hooks = &sc;
+        tlog got = {0};
+        wscript_run(&ws, &c, &got);
+        log_expect_same("world (scheduler)", &want, &got, &none);
+        CHECK(atomic_load(&sc.enqueues) > 0);  // the probes or the rebuilds used the hooks
+        log_free(&got);
+    }
+    // Refused allocations while 3 workers run: every refused call is retried and the events
+    // match the run that never failed; nothing leaks.
+    for (int round = 0; round < 3; ++round) {
+        bpt_alloc al;
+        memset(&al, 0, sizeof al);
+        al.rng = bpt_rng_make(500 + (uint64_t)round);
+        al.fail_rate = round == 0 ? 0.3 : 0.05;
+        config c = {0};
+        c.workers = 3;
+        c.alloc = &al;
+        tlog got = {0};
+        bpt_note("world: refusing one allocation in %g", 1.0 / al.fail_rate);
+        wscript_run(&ws, &c, &got);
+        log_expect_same("world (refusals)", &want, &got, &none);
+        CHECK(al.failures > 0);
+        CHECK_EQ(al.live_blocks, 0);
+        log_free(&got);
+    }
+    log_free(&want);
+    wscript_free(&ws);
+}
+
 static const bpt_case cases[] = {
     {"same", case_same},         {"sorted", case_sorted},   {"hooks", case_hooks},
     {"nomem", case_nomem},       {"stopped", case_stopped}, {"auto", case_auto},
     {"bad_def", case_bad_def},   {"bad_hooks", case_bad_hooks}, {"warm", case_warm},
+    {"world", case_world},
 };
 
 BPT_MAIN(cases)
