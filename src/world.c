@@ -207,8 +207,20 @@ static inline bool world_box_ok(const float *b, const int DIM) {
     return ok;
 }
 
+static inline bool world_box2_ok(const float *b) {
+#if defined(__SSE2__)
+    // One register: every value finite (NaN fails both compares), both mins below their maxes.
+    const __m128 v = _mm_loadu_ps(b), big = _mm_set1_ps(3.40282347e38f);
+    const __m128 finite = _mm_and_ps(_mm_cmple_ps(v, big), _mm_cmpge_ps(v, _mm_xor_ps(big, _mm_set1_ps(-0.0f))));
+    const int ordered = _mm_movemask_ps(_mm_cmple_ps(v, _mm_movehl_ps(v, v)));
+    return (_mm_movemask_ps(finite) == 15) & ((ordered & 3) == 3);
+#else
+    return world_box_ok(b, 2);
+#endif
+}
+
 static bp_status world_check_box(const float *b, int dim) {
-    if (BP_LIKELY(dim == 2 ? world_box_ok(b, 2) : world_box_ok(b, 3))) return BP_OK;
+    if (BP_LIKELY(dim == 2 ? world_box2_ok(b) : world_box_ok(b, 3))) return BP_OK;
     for (int a = 0; a < 2 * dim; ++a)
         if (!isfinite(b[a])) return BP_ERR_NONFINITE;
     return BP_ERR_INVERTED_BOX;
@@ -217,12 +229,14 @@ static bp_status world_check_box(const float *b, int dim) {
 static inline float *world_box(const bp_world *w, size_t d) { return w->boxes + d * (size_t)(2 * w->dim); }
 
 static inline void world_set_box(bp_world *w, size_t d, const float *b) {
+    const int dim = w->dim;
     float *o = world_box(w, d);
-    o[0] = b[0] + 0.0f;  // -0.0 becomes +0.0
-    o[1] = b[1] + 0.0f;
-    o[2] = b[2] + 0.0f;
-    o[3] = b[3] + 0.0f;
-    if (w->dim == 3) {
+#if defined(__SSE2__)
+    _mm_storeu_ps(o, _mm_add_ps(_mm_loadu_ps(b), _mm_setzero_ps()));  // -0.0 becomes +0.0
+#else
+    for (int a = 0; a < 4; ++a) o[a] = b[a] + 0.0f;
+#endif
+    if (dim == 3) {
         o[4] = b[4] + 0.0f;
         o[5] = b[5] + 0.0f;
     }
