@@ -130,6 +130,11 @@ uint64_t bm_mem_peak(const bm_mem *m);
 double bm_now(void);
 /// Mean, median and worst of the timed frames (sorts `times`); marks the result as run.
 void bm_finish(bm_result *res, double *times, size_t frames);
+/// A row's run is over: bm_finish, and the peak memory with `mem` (the --memory child).
+void bm_finish_run(bm_result *res, double *times, size_t frames, const bm_mem *mem);
+/// After timed frame f took t seconds: true (the result marked skipped) when the first of
+/// several frames passed BM_SKIP_SECONDS, so the row stops there.
+bool bm_skipped_after(bm_result *res, size_t f, double t, size_t frames);
 bp_status bm_lib_call(bp_context *ctx, int dim, const float *boxes, size_t n, bp_pairs *out);
 
 /// One of our stateless rows (not BM_WORLD) set up for n boxes: a context, the naive sweep, or

@@ -141,18 +141,12 @@ static int bm_run_scene_peer(const bm_opts *o, bp_scene_kind kind, size_t n, siz
             if (f == frames) res->pairs = count;
         }
         if (f == frames) res->checks = bp_peer_candidates(peer);
-        if (f == 1 && t > BM_SKIP_SECONDS && frames > 1) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = t;
+        if (bm_skipped_after(res, f, t, frames)) {
             rc = 0;
             goto done;
         }
     }
-    bm_finish(res, times, frames);
-    if (mem) {
-        res->peak_bytes = bm_mem_peak(mem);
-        res->peak_known = true;
-    }
+    bm_finish_run(res, times, frames, mem);
     rc = 0;
 done:
     bp_peer_destroy(peer);

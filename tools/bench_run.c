@@ -127,6 +127,21 @@ void bm_finish(bm_result *res, double *times, size_t frames) {
     res->outcome = BM_RAN;
 }
 
+bool bm_skipped_after(bm_result *res, size_t f, double t, size_t frames) {
+    if (f != 1 || !(t > BM_SKIP_SECONDS) || frames <= 1) return false;
+    res->outcome = BM_SKIPPED;
+    res->estimate_s = t;
+    return true;
+}
+
+void bm_finish_run(bm_result *res, double *times, size_t frames, const bm_mem *mem) {
+    bm_finish(res, times, frames);
+    if (mem) {
+        res->peak_bytes = bm_mem_peak(mem);
+        res->peak_known = true;
+    }
+}
+
 bool bm_available(const bm_method *m) {
     return m->kind == BM_NAIVE || m->kind == BM_MEMCPY || bp_method_available(m->method);
 }
@@ -297,18 +312,12 @@ int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_method *m, b
             res->checks = bm_stateless_checks(&run);
         }
         // A method not caught by the estimate: the first timed frame decides.
-        if (f == 1 && t > BM_SKIP_SECONDS && frames > 1) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = t;
+        if (bm_skipped_after(res, f, t, frames)) {
             rc = mismatch ? 1 : 0;
             goto done;
         }
     }
-    bm_finish(res, times, frames);
-    if (mem) {
-        res->peak_bytes = bm_mem_peak(mem);
-        res->peak_known = true;
-    }
+    bm_finish_run(res, times, frames, mem);
     rc = mismatch ? 1 : 0;
 done:
     bm_stateless_free(&run);

@@ -197,18 +197,12 @@ static int bw_run_world_row(const bm_opts *o, bw_source *src, size_t n, const bm
                 res->checks = stats.checks;
             }
         }
-        if (f == 1 && t > BM_SKIP_SECONDS && frames > 1) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = t;
+        if (bm_skipped_after(res, f, t, frames)) {
             rc = mismatch ? 1 : 0;
             goto done;
         }
     }
-    bm_finish(res, times, frames);
-    if (mem) {
-        res->peak_bytes = bm_mem_peak(mem);
-        res->peak_known = true;
-    }
+    bm_finish_run(res, times, frames, mem);
     rc = mismatch ? 1 : 0;
 done:
     bp_wdrive_free(&d);
@@ -288,18 +282,12 @@ static int bw_run_stateless_row(const bm_opts *o, bw_source *src, size_t n, cons
             res->pairs = m->kind == BM_MEMCPY ? 0 : kept.count;
             res->checks = bm_stateless_checks(&run);
         }
-        if (f == 1 && t > BM_SKIP_SECONDS && frames > 1) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = t;
+        if (bm_skipped_after(res, f, t, frames)) {
             rc = mismatch ? 1 : 0;
             goto done;
         }
     }
-    bm_finish(res, times, frames);
-    if (mem) {
-        res->peak_bytes = bm_mem_peak(mem);
-        res->peak_known = true;
-    }
+    bm_finish_run(res, times, frames, mem);
     rc = mismatch ? 1 : 0;
 done:
     bm_stateless_free(&run);
@@ -428,18 +416,12 @@ int bm_run_world_peer(const bm_opts *o, bp_wscene_kind kind, size_t n, size_t pk
             res->pairs = counts[0];
             res->checks = bp_wpeer_candidates(w);
         }
-        if (f == 1 && t > BM_SKIP_SECONDS && frames > 1) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = t;
+        if (bm_skipped_after(res, f, t, frames)) {
             rc = 0;
             goto done;
         }
     }
-    bm_finish(res, times, frames);
-    if (mem) {
-        res->peak_bytes = bm_mem_peak(mem);
-        res->peak_known = true;
-    }
+    bm_finish_run(res, times, frames, mem);
     rc = 0;
 done:
     bp_wpeer_destroy(w);
