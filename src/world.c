@@ -689,6 +689,13 @@ bp_status bp_world_bad_index(const bp_world *w, size_t *index) {
 // ---------------------------------------------------------------------------------------------
 // Update
 
+// Bits a pair key uses (slot_a << 32 | slot_b): the sorts skip the digits above.
+static unsigned world_key_bits(const bp_world *w) {
+    unsigned bits = 1;
+    while (bits < 30 && ((size_t)1 << bits) < w->slots) ++bits;
+    return 32 + bits;
+}
+
 static inline uint64_t world_key(uint32_t a, uint32_t b) {
     return a < b ? ((uint64_t)a << 32) | b : ((uint64_t)b << 32) | a;
 }
@@ -1086,9 +1093,7 @@ static bp_status world_all_pairs(bp_world *w, size_t *count, uint64_t *checks) {
             w->rb_keys[m++] = world_key(w->meta[i].slot, w->meta[j].slot);
         }
     }
-    unsigned bits = 1;
-    while (bits < 30 && ((size_t)1 << bits) < w->slots) ++bits;
-    bp_radix_sort64(w->rb_keys, NULL, w->ev_tmp, NULL, m, 32 + bits);
+    bp_radix_sort64(w->rb_keys, NULL, w->ev_tmp, NULL, m, world_key_bits(w));
     *count = m;
     return BP_OK;
 }
@@ -1145,7 +1150,7 @@ static bp_status world_update_patch(bp_world *w, bp_world_events *events) {
     st = world_reserve_commit(w, w->ev.count[0], w->ev.count[1]);
     if (st == BP_OK) st = bp_world_pairs_reserve_log(w, w->ev.count[0] + w->ev.count[1]);
     if (st != BP_OK) return st;
-    for (int k = 0; k < 2; ++k) bp_radix_sort64(w->ev.keys[k], NULL, w->ev_tmp, NULL, w->ev.count[k], 62);
+    for (int k = 0; k < 2; ++k) bp_radix_sort64(w->ev.keys[k], NULL, w->ev_tmp, NULL, w->ev.count[k], world_key_bits(w));
     // Committed from here: nothing below can fail.
     bp_world_pairs_log(w, w->ev.keys[0], w->ev.count[0], w->ev.keys[1], w->ev.count[1]);
     world_fill_events(w, events);
