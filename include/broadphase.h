@@ -19,6 +19,8 @@
 ///         for (size_t k = 0; k < out.count; ++k) use(out.pairs[k].i, out.pairs[k].j);
 ///     }
 ///     bp_context_destroy(ctx);
+///
+/// Copyright (c) 2026 The broadphase authors. SPDX-License-Identifier: MIT (see LICENSE).
 #ifndef BROADPHASE_H
 #define BROADPHASE_H
 
