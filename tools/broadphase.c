@@ -1,5 +1,5 @@
 // The `broadphase` command-line tool: `pairs` (every overlapping pair of boxes or circles read
-// from a file), `query` (boxes hit by a box, circle or point) and `bench` (the SCENES.md
+// from a file), `query` (boxes hit by a box, circle or point) and `bench` (the docs/scenes.md
 // benchmark, in bench.c). Bad input never reaches the library: it is reported with its line
 // number before anything is written to stdout.
 #include <errno.h>
@@ -702,7 +702,7 @@ static const char bp_usage[] =
     "Commands:\n"
     "  pairs   print the overlapping pairs of boxes (or circles) read from a file\n"
     "  query   print the boxes hit by a query box, circle or point\n"
-    "  bench   time the methods on the benchmark scenes (SCENES.md)\n"
+    "  bench   time the methods on the benchmark scenes (docs/scenes.md)\n"
     "  world   replay a script of operations on a persistent world (add, move, remove, update)\n"
     "\n"
     "  broadphase COMMAND --help   options of a command\n"
