@@ -2,7 +2,7 @@
 // on the persistent world (issue #13): every circle is a proxy of a bp_world, moved each frame
 // in one batch call; `+` and `-` add and remove circles in batches, `b` fires bullets (seed
 // 002's shooter) that live a second and are coloured by their begin and end events. Per frame:
-// move (the SCENES.md generator), the world's update, the exact circle-circle narrow phase on
+// move (the docs/scenes.md generator), the world's update, the exact circle-circle narrow phase on
 // its pairs, draw. See docs/demo.md.
 #include <errno.h>
 #include <math.h>
@@ -29,7 +29,7 @@
 #define DEMO_BULLET_LIFE 60
 #define DEMO_BULLET_SPEED 2.0
 #define DEMO_MAX_BULLETS ((size_t)1 << 16)
-// Categories and masks (SCENES.md's shooter): circles are ships (they meet circles and
+// Categories and masks (docs/scenes.md's shooter): circles are ships (they meet circles and
 // bullets), bullets meet circles only.
 #define DEMO_CIRCLE_CATEGORY 2u
 #define DEMO_CIRCLE_MASK 3u
@@ -524,7 +524,7 @@ static void demo_fire(demo *d) {
     if (fired < DEMO_BULLETS_PER_SHOT) demo_note(d, "bullets: too many at once");
 }
 
-// One frame of motion: circles (the SCENES.md rule), bullets (the same bounce), bullets' ages;
+// One frame of motion: circles (the docs/scenes.md rule), bullets (the same bounce), bullets' ages;
 // the dead are queued for removal.
 static void demo_step(demo *d) {
     bp_scene_step(&d->scene);
