@@ -235,7 +235,7 @@ world_section() {
     echo "<!-- world: begin (scripts/benchmarks.sh --world rewrites this section) -->"
     echo "## Persistent world"
     echo
-    echo "Issue #13: the world scenes (SCENES.md: \`static\`, 1% of the proxies moving; \`shooter\`, N bullets"
+    echo "Issue #13: the world scenes (docs/scenes.md: \`static\`, 1% of the proxies moving; \`shooter\`, N bullets"
     echo "that live 60 frames among N/100 ships, with categories and masks) through \`bp_world\`"
     echo "(rows \`world\`, and \`world-incremental\`/\`world-rebuild\` with the update's mode forced), the peers"
     echo "as persistent worlds (only the moved proxies updated, their own pair cache; checked against our"

@@ -715,13 +715,6 @@ static bp_status qt_pairs_across(const bp_quadtree *q, size_t p0, size_t p1, siz
     return BP_OK;
 }
 
-// Whether integer range r (lo[d], hi[d]) reaches the cell region [c0, c1] on every axis.
-static inline bool qt_range_meets(const uint32_t *r, const uint32_t *c0, const uint32_t *c1, int d) {
-    bool ok = true;
-    for (int a = 0; a < d; ++a) ok &= (r[a] <= c1[a]) & (c0[a] <= r[d + a]);
-    return ok;
-}
-
 // Decodes a finest-level code into cell coordinates.
 static inline void qt_decode(int dim, uint64_t code, uint32_t *c) {
     if (dim == 2) {
