@@ -59,7 +59,7 @@ typedef struct bp_demo_sim {
     double drag_x, drag_y;  // where the mouse holds it (world units)
     // State.
     bp_scene scene;         // the circles (grown and shrunk by + and -)
-    size_t cap;             // room in scene.p/v/r and ids
+    size_t cap;             // room in scene.p/v/r/h and ids
     uint64_t batches;       // circle batches added so far (each drawn from its own seed)
     bp_world *world;
     bp_proxy_id *ids;       // circle k's proxy

@@ -16,7 +16,13 @@ if(TARGET bp_bench)
     "uniform 2 10000 10 1243"
     "clustered 2 10000 10 11896"
     "mixed 2 10000 10 1764"
-    "seed 2 3000 10 65243")
+    "seed 2 3000 10 65243"
+    "sticks 2 1000 0 7058"     "sticks 2 1000 10 7061"
+    "sticks 2 10000 10 71143"
+    "sticks 3 1000 10 11151"
+    "sizes 2 1000 0 6657"      "sizes 2 1000 10 6689"
+    "sizes 2 10000 10 69110"
+    "sizes 3 1000 10 130108")
   foreach(row IN LISTS BP_SCENE_CHECKS)
     separate_arguments(args UNIX_COMMAND "${row}")
     list(GET args 0 sc)
@@ -133,6 +139,8 @@ if(TARGET broadphase_cli AND BP_BASH)
   list(APPEND BP_CLI_TESTS cli.bench.threads cli.usage.pairs_threads_zero cli.usage.bench_threads_bad)
 
   add_test(NAME cli.bench.csv_check COMMAND ${BP_CLI_TEST} bench_csv)
+  add_test(NAME cli.bench.check_values COMMAND ${BP_CLI_TEST} bench_check_values)
+  list(APPEND BP_CLI_TESTS cli.bench.check_values)
   add_test(NAME cli.bench.table COMMAND ${BP_CLI_TEST} bench_table)
   add_test(NAME cli.bench.skip COMMAND ${BP_CLI_TEST} bench_skip)
   # The peers (issue #6): skipped (77) when the peer needed is not compiled in.

@@ -295,12 +295,26 @@ bench_table)
     # baseline reads 1.00x.
     "$BIN" bench --scene all --n 300 --frames 2 --method naive-sweep,brute,sweep >"$TMP/out" || fail "bench exit status"
     cat "$TMP/out"
-    for s in seed uniform clustered mixed line static shooter; do
+    for s in seed uniform clustered mixed line sticks sizes static shooter; do
         grep -q "^$s  2D  N = 300  frames 2  seed 1\$" "$TMP/out" || fail "no block for $s"
     done
-    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive.*vs sweep' "$TMP/out")" -eq 7 ] || fail "headers"
-    [ "$(grep -c '^naive-sweep .* 1\.00x  *[0-9.]*x$' "$TMP/out")" -eq 7 ] || fail "baseline ratio"
-    [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 7 ] || fail "sweep ratio"
+    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive.*vs sweep' "$TMP/out")" -eq 9 ] || fail "headers"
+    [ "$(grep -c '^naive-sweep .* 1\.00x  *[0-9.]*x$' "$TMP/out")" -eq 9 ] || fail "baseline ratio"
+    [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 9 ] || fail "sweep ratio"
+    ;;
+bench_check_values)
+    # The bench's pairs column at frame 10 reproduces SCENES.md's check values for sticks and sizes,
+    # in 2D and 3D, for every row of ours this build has (--check also compares each frame with
+    # brute force); memcpy finds no pairs.
+    for row in "sticks 2 7061" "sizes 2 6689" "sticks 3 11151" "sizes 3 130108"; do
+        set -- $row
+        "$BIN" bench --scene "$1" --dim "$2" --n 1000 --frames 10 --format csv --check >"$TMP/out" 2>"$TMP/err" ||
+            { cat "$TMP/out" "$TMP/err"; fail "bench $1 $2D"; }
+        cat "$TMP/out"
+        [ "$(tail -n +2 "$TMP/out" | grep -vc ',memcpy,')" -ge 3 ] || fail "$1 $2D: too few rows"
+        [ "$(tail -n +2 "$TMP/out" | grep -v ',memcpy,' | cut -d, -f10 | sort -u)" = "$3" ] ||
+            fail "$1 $2D: pairs at frame 10 are not $3"
+    done
     ;;
 bench_skip)
     # Brute force at N = 1,000,000 is estimated over 5 s per frame and skipped without running.
