@@ -303,7 +303,7 @@ bench_table)
     [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 9 ] || fail "sweep ratio"
     ;;
 bench_check_values)
-    # The bench's pairs column at frame 10 reproduces SCENES.md's check values for sticks and sizes,
+    # The bench's pairs column at frame 10 reproduces docs/scenes.md's check values for sticks and sizes,
     # in 2D and 3D, for every row of ours this build has (--check also compares each frame with
     # brute force); memcpy finds no pairs.
     for row in "sticks 2 7061" "sizes 2 6689" "sticks 3 11151" "sizes 3 130108"; do
