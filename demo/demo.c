@@ -2,7 +2,7 @@
 // on the persistent world (issue #13): every circle is a proxy of a bp_world, moved each frame
 // in one batch call; `+` and `-` add and remove circles in batches, `b` fires bullets (seed
 // 002's shooter) that live a second and are coloured by their begin and end events. Per frame:
-// move (the SCENES.md generator), the world's update, the exact circle-circle narrow phase on
+// move (the docs/scenes.md generator), the world's update, the exact circle-circle narrow phase on
 // its pairs, draw. See docs/demo.md.
 #include <errno.h>
 #include <math.h>

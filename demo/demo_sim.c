@@ -73,6 +73,8 @@ static bool demo_reserve(bp_demo_sim *d, size_t n) {
         if (v) d->scene.v = v;
         double *r = realloc(d->scene.r, cap * sizeof *r);
         if (r) d->scene.r = r;
+        double *h = realloc(d->scene.h, 2 * cap * sizeof *h);
+        if (h) d->scene.h = h;
         bp_proxy_id *ids = realloc(d->ids, cap * sizeof *ids);
         if (ids) d->ids = ids;
         double *pos = realloc(d->pos, 2 * cap * sizeof *pos);
@@ -81,7 +83,7 @@ static bool demo_reserve(bp_demo_sim *d, size_t n) {
         if (hit) d->hit = hit;
         unsigned char *oracle = realloc(d->oracle, cap);
         if (oracle) d->oracle = oracle;
-        if (!p || !v || !r || !ids || !pos || !hit || !oracle) return false;
+        if (!p || !v || !r || !h || !ids || !pos || !hit || !oracle) return false;
         d->cap = cap;
     }
     size_t boxes = n + BP_DEMO_MAX_BULLETS;
@@ -256,6 +258,7 @@ static bool demo_add_circles(bp_demo_sim *d, size_t count) {
         memcpy(d->scene.p + 2 * n, extra.p, 2 * count * sizeof *extra.p);
         memcpy(d->scene.v + 2 * n, extra.v, 2 * count * sizeof *extra.v);
         memcpy(d->scene.r + n, extra.r, count * sizeof *extra.r);
+        memcpy(d->scene.h + 2 * n, extra.h, 2 * count * sizeof *extra.h);
         memset(d->hit + n, 0, count);
         d->scene.n = n + count;
     }
@@ -293,7 +296,7 @@ void bp_demo_fire(bp_demo_sim *d) {
     if (fired < BP_DEMO_BULLETS_PER_SHOT) bp_demo_note(d, "bullets: too many at once");
 }
 
-// One frame of motion: circles (the SCENES.md rule), bullets (the same bounce), bullets' ages;
+// One frame of motion: circles (the docs/scenes.md rule), bullets (the same bounce), bullets' ages;
 // the dead are queued for removal.
 void bp_demo_step(bp_demo_sim *d) {
     bp_scene_step(&d->scene);

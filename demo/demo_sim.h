@@ -1,4 +1,4 @@
-// The demo's simulation: circles of a SCENES.md scene and bullets, every one a proxy of one
+// The demo's simulation: circles of a docs/scenes.md scene and bullets, every one a proxy of one
 // persistent world (bp_world), moved, added and removed in batch calls; the world's update
 // timed; the exact circle test on its pairs; bullets coloured by their begin and end events.
 // No drawing and no platform calls: the desktop demo (demo/demo.c, SDL2) and the browser demo
@@ -23,7 +23,7 @@
 #define BP_DEMO_BULLET_LIFE 60
 #define BP_DEMO_BULLET_SPEED 2.0
 #define BP_DEMO_MAX_BULLETS ((size_t)1 << 16)
-// Categories and masks (SCENES.md's shooter): circles are ships (they meet circles and
+// Categories and masks (docs/scenes.md's shooter): circles are ships (they meet circles and
 // bullets), bullets meet circles only.
 #define BP_DEMO_CIRCLE_CATEGORY 2u
 #define BP_DEMO_CIRCLE_MASK 3u
@@ -48,7 +48,7 @@ typedef struct bp_demo_bullet {
 /// Zero it, set the four settings, then bp_demo_set_objects; bp_demo_free_objects at the end.
 typedef struct bp_demo_sim {
     // Settings (the caller's).
-    const char *scene_name; // a SCENES.md scene name
+    const char *scene_name; // a docs/scenes.md scene name
     uint64_t seed;          // the generator's seed
     bool check;             // every update checked against all-pairs tests (docs/demo.md)
     double (*seconds)(void);// a monotonic clock: the world's time in the HUD
@@ -59,7 +59,7 @@ typedef struct bp_demo_sim {
     double drag_x, drag_y;  // where the mouse holds it (world units)
     // State.
     bp_scene scene;         // the circles (grown and shrunk by + and -)
-    size_t cap;             // room in scene.p/v/r and ids
+    size_t cap;             // room in scene.p/v/r/h and ids
     uint64_t batches;       // circle batches added so far (each drawn from its own seed)
     bp_world *world;
     bp_proxy_id *ids;       // circle k's proxy

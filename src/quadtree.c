@@ -28,7 +28,7 @@
 #endif
 
 // Finest cell edge as a multiple of the mean box extent (automatic levels); measured on the
-// SCENES.md scenes (docs/quadtree.md).
+// docs/scenes.md scenes (docs/quadtree.md).
 #define QT_CELL_FACTOR_STRICT 2.0
 #define QT_CELL_FACTOR_LOOSE 1.0
 // About this many boxes per finest cell if they were spread evenly (automatic levels): deeper

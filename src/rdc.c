@@ -33,7 +33,7 @@
 #include "sweep_kernel.h"
 
 // Groups of at most this many boxes are brute-forced when def.rdc.threshold is 0 (tuned on the
-// SCENES.md scenes, docs/rdc.md).
+// docs/scenes.md scenes, docs/rdc.md).
 #define RDC_THRESHOLD_AUTO 8
 
 // Below this many keys a group is sorted by insertion: the radix sort's 3 x 2048-bucket

@@ -1,5 +1,5 @@
 // The `broadphase` command-line tool: `pairs` (every overlapping pair of boxes or circles read
-// from a file), `query` (boxes hit by a box, circle or point) and `bench` (the SCENES.md
+// from a file), `query` (boxes hit by a box, circle or point) and `bench` (the docs/scenes.md
 // benchmark, in bench.c). Bad input never reaches the library: it is reported with its line
 // number before anything is written to stdout.
 #include <errno.h>
@@ -396,7 +396,8 @@ static bool bp_circles_touch(const double *c1, const double *c2, size_t dim) {
 // pairs
 
 static const char bp_usage_pairs[] =
-    "usage: broadphase pairs [--method NAME] [--dim 2|3] [--circles] [--threads T] [FILE|-]\n"
+    "usage: broadphase pairs [--method NAME] [--dim 2|3] [--circles] [--threads T] [--unsorted]\n"
+    "                        [FILE|-]\n"
     "\n"
     "Prints every overlapping pair of the boxes in FILE (default: stdin), one 'i j' per line,\n"
     "i < j, sorted by i then j. Boxes are numbered from 0 in the order of their lines.\n"
@@ -411,6 +412,8 @@ static const char bp_usage_pairs[] =
     "                 (spheres) overlap or touch, decided exactly from the values as read\n"
     "  --threads T    workers, the calling thread included (default 1); the output is the same\n"
     "                 for any T (inputs under 32,768 boxes stay on one thread anyway)\n"
+    "  --unsorted     print pairs as they are found, in the method's order (each pair once,\n"
+    "                 i < j): memory stays bounded however many pairs there are\n"
     "  --help         this text\n"
     "\n"
     "Exit status: 0 success, 1 library error, 2 bad input (the message names the line) or usage.\n";
@@ -428,9 +431,7 @@ static int bp_unknown_option(const char *cmd, const char *opt) {
     return BP_EXIT_USAGE;
 }
 
-// Runs the broad phase on the loaded input; *ctx_out is the context (caller destroys).
-static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, int workers, bp_context **ctx_out,
-                        bp_pairs *out) {
+static bp_context *bp_pairs_context(const bp_input *in, bp_method method, bool sorted, int workers) {
     bp_context_def def = bp_default_context_def();
     def.dimension = in->dim;
     def.method = method;
@@ -440,8 +441,17 @@ static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, int w
     bp_status st = bp_context_create(&def, &ctx);
     if (st != BP_OK) {
         fprintf(stderr, "broadphase: cannot create a context: %s\n", bp_status_string(st));
-        return BP_EXIT_FAIL;
+        return NULL;
     }
+    return ctx;
+}
+
+// Runs the broad phase on the loaded input; *ctx_out is the context (caller destroys).
+static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, int workers, bp_context **ctx_out,
+                        bp_pairs *out) {
+    bp_context *ctx = bp_pairs_context(in, method, sorted, workers);
+    if (!ctx) return BP_EXIT_FAIL;
+    bp_status st;
     // The floats were stored with exactly the bp_box2/bp_box3 layout (min[dim], max[dim]).
     const void *boxes = in->boxes;
     if (in->dim == 2) st = bp_find_pairs2(ctx, boxes, in->n, out);
@@ -455,6 +465,52 @@ static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, int w
     return BP_EXIT_OK;
 }
 
+// --unsorted: each batch the library hands over is written at once, so memory holds one batch
+// and the output buffer, never the pair set (20,000 identical boxes are 200 million pairs).
+typedef struct bp_stream {
+    bp_out *out;
+    const bp_input *in;
+} bp_stream;
+
+static bool bp_stream_pairs(const bp_pair *pairs, size_t count, void *user) {
+    bp_stream *s = user;
+    size_t dim = (size_t)s->in->dim, per = dim + 1;
+    for (size_t k = 0; k < count; ++k) {
+        bp_pair pr = pairs[k];
+        if (s->in->circles && !bp_circles_touch(s->in->circles_v + pr.i * per, s->in->circles_v + pr.j * per, dim))
+            continue;
+        bp_out_u32(s->out, pr.i, ' ');
+        bp_out_u32(s->out, pr.j, '\n');
+    }
+    return !s->out->failed;  // a closed pipe or a full disk stops the search
+}
+
+static int bp_pairs_unsorted(const bp_input *in, bp_method method, int workers) {
+    bp_context *ctx = bp_pairs_context(in, method, false, workers);
+    if (!ctx) return BP_EXIT_FAIL;
+    bp_out out;
+    if (!bp_out_open(&out, stdout)) {
+        fprintf(stderr, "broadphase: out of memory\n");
+        bp_context_destroy(ctx);
+        return BP_EXIT_FAIL;
+    }
+    bp_stream s = {&out, in};
+    bp_status st;
+    if (in->dim == 2) st = bp_find_pairs2_cb(ctx, (const void *)in->boxes, in->n, bp_stream_pairs, &s);
+    else st = bp_find_pairs3_cb(ctx, (const void *)in->boxes, in->n, bp_stream_pairs, &s);
+    bool ok = bp_out_close(&out);
+    bp_context_destroy(ctx);
+    if (st != BP_OK && st != BP_ERR_STOPPED) {
+        fprintf(stderr, "broadphase: finding pairs failed: %s\n", bp_status_string(st));
+        return BP_EXIT_FAIL;
+    }
+    if (!ok || st == BP_ERR_STOPPED) {
+        fprintf(stderr, "broadphase: error writing the output\n");
+        return BP_EXIT_FAIL;
+    }
+    return BP_EXIT_OK;
+}
+
 static int bp_cmd_pairs(int argc, char **argv) {
     if (bp_help_asked(argc, argv)) {
         fputs(bp_usage_pairs, stdout);
@@ -465,6 +521,7 @@ static int bp_cmd_pairs(int argc, char **argv) {
     in.dim = 2;
     bp_method method = BP_METHOD_AUTO;
     int workers = 1;
+    bool unsorted = false;
     const char *path = NULL;
     bool only_files = false;
     bp_args a = {argc, argv, 2, NULL};
@@ -491,6 +548,8 @@ static int bp_cmd_pairs(int argc, char **argv) {
                 workers = (int)t;
             } else if (strcmp(s, "--circles") == 0) {
                 in.circles = true;
+            } else if (strcmp(s, "--unsorted") == 0) {
+                unsorted = true;
             } else {
                 return bp_unknown_option("pairs", s);
             }
@@ -504,6 +563,11 @@ static int bp_cmd_pairs(int argc, char **argv) {
     }
     int rc = bp_load(path, &in);
     if (rc != 0) {
+        bp_input_free(&in);
+        return rc;
+    }
+    if (unsorted) {
+        rc = bp_pairs_unsorted(&in, method, workers);
         bp_input_free(&in);
         return rc;
     }
@@ -702,7 +766,7 @@ static const char bp_usage[] =
     "Commands:\n"
     "  pairs   print the overlapping pairs of boxes (or circles) read from a file\n"
     "  query   print the boxes hit by a query box, circle or point\n"
-    "  bench   time the methods on the benchmark scenes (SCENES.md)\n"
+    "  bench   time the methods on the benchmark scenes (docs/scenes.md)\n"
     "  world   replay a script of operations on a persistent world (add, move, remove, update)\n"
     "\n"
     "  broadphase COMMAND --help   options of a command\n"
