@@ -46,6 +46,8 @@ optional+=(
   python3-scipy     # python/bench.py: cKDTree.query_pairs, a peer
   python3-shapely   # python/bench.py: shapely's STRtree (Debian 12: shapely 1.8), a peer
   python3-rtree     # python/bench.py: rtree (libspatialindex), a peer
+  emscripten        # scripts/build_web.sh: the browser demo (web/, test web_browser)
+  chromium          # test web_browser: the demo in headless Chromium (playwright-core from npm)
 )
 
 if $full; then

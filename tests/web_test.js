@@ -5,13 +5,17 @@
 // each circle red or white as the narrow phase says (and some of each), and that the world API
 // drives the page (a circle dragged, bullets fired).
 // usage: node web_test.js PLAYWRIGHT_DIR WEB_DIR CHROMIUM SCENE N K EXPECTED_PAIRS SCREENSHOT
+//        node web_test.js PLAYWRIGHT_DIR WEB_DIR CHROMIUM SCENE N K measure
+//   (the second form only prints the page's mean broad-phase ms per frame over frames 0..K, as
+//   `broadphase-demo --headless --frames K` prints it natively: docs/web.md's table)
 'use strict';
 const http = require('http');
 const fs = require('fs');
 const path = require('path');
 const zlib = require('zlib');
 
-const [pwDir, webDir, chromiumPath, scene, nArg, kArg, expectedArg, shotPath] = process.argv.slice(2);
+const [pwDir, webDirArg, chromiumPath, scene, nArg, kArg, expectedArg, shotPath] = process.argv.slice(2);
+const webDir = path.resolve(webDirArg);
 const {chromium} = require(path.resolve(pwDir, 'playwright-core'));
 const K = parseInt(kArg, 10), expected = parseInt(expectedArg, 10);
 let failures = 0;
@@ -25,7 +29,7 @@ const types = {'.html': 'text/html', '.js': 'text/javascript', '.wasm': 'applica
 const server = http.createServer((req, res) => {
   const name = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/+/, '') || 'index.html';
   const file = path.join(webDir, path.normalize(name));
-  if (!file.startsWith(path.resolve(webDir)) || !fs.existsSync(file)) {
+  if (!file.startsWith(webDir + path.sep) || !fs.existsSync(file)) {
     res.writeHead(404);
     res.end();
     return;
@@ -84,7 +88,12 @@ function decodePng(buf) {
     await page.goto(base + 'index.html?scene=' + scene + '&n=' + nArg + '&frames=' + K);
     await page.waitForFunction(() => window.bpDemo, null, {timeout: 20000});
     const f1 = await page.evaluate(() => window.bpDemo.frame());
-    await page.waitForFunction((k) => window.bpDemo.frame() >= k, K, {timeout: 20000});
+    await page.waitForFunction((k) => window.bpDemo.frame() >= k, K, {timeout: expectedArg === 'measure' ? 600000 : 20000});
+    if (expectedArg === 'measure') {
+      const r = await page.evaluate(() => [window.bpDemo.msMean(), window.bpDemo.pairs(), window.bpDemo.frame()]);
+      console.log('scene ' + scene + ' n ' + nArg + ' frames 0..' + r[2] + ' mean_bp_ms ' + r[0].toFixed(4) + ' pairs ' + r[1]);
+      return;
+    }
     check(f1 < K, 'frames advance: frame ' + f1 + ' at load, then ' + K);
     // The count the HUD shows, once a paused frame has drawn it.
     const shown = async () => {
@@ -101,7 +110,10 @@ function decodePng(buf) {
       await page.selectOption('#method', value);
       await page.waitForFunction((nm) => window.bpDemo.method() === nm, name, {timeout: 5000});
       s = await shown();
-      check(s.frame === K && s.pairs === expected && s.text.includes('/' + name), 'method ' + name + ': ' + s.pairs + ' pairs at frame ' + s.frame);
+      // The partition: the world's cells, and the method's own structure (brute force has none).
+      const cells = await page.evaluate(() => [window.bpDemo.cells(1), window.bpDemo.cells(2)]);
+      check(s.frame === K && s.pairs === expected && s.text.includes('/' + name) && cells[0] > 0 && (cells[1] > 0 || name === 'brute'),
+        'method ' + name + ': ' + s.pairs + ' pairs at frame ' + s.frame + ', partition boxes: ' + cells[0] + ' world cells, ' + cells[1] + ' of the method');
     }
 
     // The screenshot: each circle's centre pixel red when the narrow phase says it touches
@@ -134,6 +146,13 @@ function decodePng(buf) {
     await page.mouse.up();
     check(dragged === i0 && Math.abs(moved[0] * sc - 30) < 2 && Math.abs(moved[1] * sc - 30) < 2,
       'drag: circle ' + i0 + ' held (' + dragged + '), now at pixel ' + moved.map((v) => (v * sc).toFixed(1)).join(','));
+    // N through the world's batches: + doubles, - halves.
+    const n0 = await page.evaluate(() => window.bpDemo.n());
+    await page.click('#plus');
+    const n1 = await page.evaluate(() => window.bpDemo.n());
+    await page.click('#minus');
+    const n2 = await page.evaluate(() => window.bpDemo.n());
+    check(n1 === 2 * n0 && n2 === n0, 'N: ' + n0 + ', + ' + n1 + ', - ' + n2);
     await page.keyboard.press('b');
     await page.waitForTimeout(150);
     const bullets = await page.evaluate(() => window.bpDemo.bullets());

@@ -15,7 +15,9 @@ static char web_scene_name[16];
 // The partition: 5 floats per box (lo x, lo y, hi x, hi y, level), grown by doubling.
 static float *web_cells;
 static size_t web_ncells, web_cells_cap;
-static int web_cells_failed;
+// The context that draws the method's structure, and its method.
+static bp_context *web_ctx;
+static bp_method web_ctx_method;
 // Live bullets: 3 floats each (x, y, 1 while touching a circle).
 static float *web_bul;
 
@@ -129,10 +131,7 @@ static void web_cell(const float *lo, const float *hi, int level, void *user) {
     if (web_ncells == web_cells_cap) {
         size_t cap = web_cells_cap ? 2 * web_cells_cap : 1024;
         float *c = realloc(web_cells, 5 * cap * sizeof *c);
-        if (!c) {
-            web_cells_failed = 1;  // the partition is drawn in part; the demo goes on
-            return;
-        }
+        if (!c) return;  // out of memory: the partition is drawn in part; the demo goes on
         web_cells = c;
         web_cells_cap = cap;
     }
@@ -140,13 +139,28 @@ static void web_cell(const float *lo, const float *hi, int level, void *user) {
     c[0] = lo[0], c[1] = lo[1], c[2] = hi[0], c[3] = hi[1], c[4] = (float)level;
 }
 
-// The world's partition (the desktop demo's `d`): boxes into web_cells; returns how many.
-EMSCRIPTEN_KEEPALIVE int web_partition(void) {
+// The partition into web_cells; returns how many boxes. kind 1: the world's cells (the desktop
+// demo's `d`, bp_world_debug_draw). kind 2: the structure the world's method builds over the
+// circles (bp_debug_draw_structure after one stateless call of that method on this frame's
+// circle boxes; untimed): the sweep's intervals, the grid's cells, the quadtree's nodes, RDC's
+// groups. The context is kept, so a warm frame allocates nothing.
+EMSCRIPTEN_KEEPALIVE int web_partition(int kind) {
     web_ncells = 0;
-    web_cells_failed = 0;
     if (!web.world) return 0;
     bp_debug_draw draw = {.box = web_cell, .user = NULL};
-    if (bp_world_debug_draw(web.world, &draw) != BP_OK) return 0;
-    return (int)web_ncells;
+    if (kind == 1) return bp_world_debug_draw(web.world, &draw) == BP_OK ? (int)web_ncells : 0;
+    if (kind != 2 || web.scene.n == 0) return 0;
+    if (!web_ctx || web_ctx_method != web.method) {
+        bp_context_destroy(web_ctx);
+        web_ctx = NULL;
+        bp_context_def def = bp_default_context_def();
+        def.method = web.method;
+        if (bp_context_create(&def, &web_ctx) != BP_OK) return 0;
+        web_ctx_method = web.method;
+    }
+    // The circles' boxes of this frame come first in web.boxes (bullets after them).
+    bp_pairs pairs;
+    if (bp_find_pairs2(web_ctx, web.boxes, web.scene.n, &pairs) != BP_OK) return 0;
+    return bp_debug_draw_structure(web_ctx, &draw) == BP_OK ? (int)web_ncells : 0;
 }
 EMSCRIPTEN_KEEPALIVE float *web_partition_data(void) { return web_cells; }

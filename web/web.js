@@ -1,7 +1,8 @@
 // The browser demo's page: the desktop demo's simulation (demo/demo_sim.c, compiled with the
 // library to WebAssembly by scripts/build_web.sh) drawn on a canvas. The C side owns the world
 // and the scene; this file only draws what it hands out and turns clicks and keys into its calls.
-// URL parameters: scene, n, seed, method, mode, partition=1, snap=1, frames=K (stop moving after
+// URL parameters: scene, n, seed, method, mode, partition=1 (the world's cells) or 2 (the method's
+// structure), snap=1, frames=K (stop moving after
 // frame K: how the test and docs/web.md's timings get a given frame). See docs/web.md.
 'use strict';
 
@@ -51,7 +52,7 @@
   const method0 = Math.max(0, methods.indexOf(q.get('method') || 'auto'));
   const mode0 = Math.max(0, modes.indexOf(q.get('mode') || 'auto'));
   const stopAt = q.has('frames') ? parseInt(q.get('frames'), 10) : -1;
-  let partition = q.get('partition') === '1', paused = false, snap = q.get('snap') === '1', first = true, fps = 0, last = 0;
+  let partition = Math.max(0, Math.min(2, parseInt(q.get('partition') || '0', 10) || 0)), paused = false, snap = q.get('snap') === '1', first = true, fps = 0, last = 0;
   W.snap(snap ? 1 : 0);
   const st0 = W.start(scene, n0, method0, mode0, parseFloat(q.get('seed') || '1'));
   if (st0 !== 0) {
@@ -93,7 +94,7 @@
   }
 
   function drawCells(sc) {
-    const count = W.partition();
+    const count = W.partition(partition);
     if (!count) return;
     const c = f32(W.partition_data(), 5 * count), w = W.world_size();
     const clamp = (v) => Math.max(-w, Math.min(2 * w, v));
@@ -165,6 +166,7 @@
   }
 
   const nslider = document.getElementById('nslider'), nvalue = document.getElementById('nvalue');
+  let shownN = -1;
   function showHud() {
     const n = W.n(), nb = W.bullets();
     let line = 'world ' + modes[W.mode()] + '/' + methods[W.method()] + (W.rebuilt() ? '*' : '') +
@@ -172,15 +174,21 @@
       '  bp ' + W.ms_smooth().toFixed(3) + ' ms (mean ' + W.ms_mean().toFixed(3) + ')' +
       '  checks ' + W.checks() + '  pairs ' + W.pairs() + ' +' + W.begins() + ' -' + W.ends() + '  hits ' + W.hits();
     if (nb) line += '  bullets ' + nb;
-    line += '  ' + fps.toFixed(0) + ' fps' + (snap ? '  snap' : '') + (partition ? '  partition' : '') + (paused ? '  paused' : '');
+    line += '  ' + fps.toFixed(0) + ' fps' + (snap ? '  snap' : '') + (partition ? (partition === 1 ? '  cells' : '  structure') : '') + (paused ? '  paused' : '');
     hud.textContent = line;
     status.textContent = W.message();
-    nslider.value = String(Math.log10(Math.max(N_MIN, n)));
-    nvalue.textContent = String(n);
-    methodSel.value = String(W.method());
-    document.getElementById('mode').value = String(W.mode());
-    document.getElementById('partition').checked = partition;
-    document.getElementById('snap').checked = snap;
+    // The controls follow the state (keys change it too), written only when it changed, so that
+    // a slider being dragged or a list being opened is left alone.
+    if (n !== shownN) {
+      shownN = n;
+      nslider.value = String(Math.log10(Math.max(N_MIN, n)));
+      nvalue.textContent = String(n);
+    }
+    const set = (el, prop, v) => { if (el[prop] !== v) el[prop] = v; };
+    set(methodSel, 'value', String(W.method()));
+    set(document.getElementById('mode'), 'value', String(W.mode()));
+    set(document.getElementById('partition'), 'value', String(partition));
+    set(document.getElementById('snap'), 'checked', snap);
   }
 
   // Frame 0 is the initial state; every later frame moves first (unless paused), as the desktop
@@ -208,10 +216,11 @@
   };
   methodSel.addEventListener('change', () => setMethod(parseInt(methodSel.value, 10)));
   document.getElementById('mode').addEventListener('change', (e) => W.set_mode(parseInt(e.target.value, 10)));
-  nslider.addEventListener('change', () => resize(Math.pow(10, parseFloat(nslider.value))));
+  nslider.addEventListener('input', () => { nvalue.textContent = String(Math.round(Math.pow(10, parseFloat(nslider.value)))); });
+  nslider.addEventListener('change', () => { shownN = -1; resize(Math.pow(10, parseFloat(nslider.value))); });
   document.getElementById('plus').addEventListener('click', () => resize(W.n() * 2));
   document.getElementById('minus').addEventListener('click', () => resize(W.n() / 2));
-  document.getElementById('partition').addEventListener('change', (e) => { partition = e.target.checked; });
+  document.getElementById('partition').addEventListener('change', (e) => { partition = parseInt(e.target.value, 10); });
   document.getElementById('snap').addEventListener('change', (e) => { snap = e.target.checked; W.snap(snap ? 1 : 0); });
   document.getElementById('pause').addEventListener('click', () => { paused = !paused; });
   document.getElementById('fire').addEventListener('click', () => W.fire());
@@ -221,7 +230,7 @@
     if (k === '+' || k === '=') resize(W.n() * 2);
     else if (k === '-') resize(W.n() / 2);
     else if (k === 'b') W.fire();
-    else if (k === 'd') partition = !partition;
+    else if (k === 'd') partition = (partition + 1) % 3;
     else if (k === 's') { snap = !snap; W.snap(snap ? 1 : 0); }
     else if (k === 'm') W.set_mode((W.mode() + 1) % 3);
     else if (k === ' ') paused = !paused;
@@ -247,7 +256,7 @@
   // For tests and the console: the state the page shows.
   window.bpDemo = {
     frame: () => W.frame_number(), pairs: () => W.pairs(), hits: () => W.hits(), n: () => W.n(),
-    method: () => methods[W.method()], msMean: () => W.ms_mean(), dragged: () => W.dragged(), bullets: () => W.bullets(),
+    method: () => methods[W.method()], cells: (kind) => W.partition(kind), msMean: () => W.ms_mean(), dragged: () => W.dragged(), bullets: () => W.bullets(),
     scale, circles: () => {
       const n = W.n();
       return {pos: Array.from(f64(W.pos(), 2 * n)), r: Array.from(f64(W.radius(), n)), hit: Array.from(u8(W.hit(), n))};
