@@ -47,6 +47,13 @@ optional+=(
   python3-shapely   # python/bench.py: shapely's STRtree (Debian 12: shapely 1.8), a peer
   python3-rtree     # python/bench.py: rtree (libspatialindex), a peer
 )
+# Issue #19, what adopters expect (one block of its own, so parallel work does not collide):
+optional+=(
+  dpkg-dev          # tests/debian_test.sh: dpkg-buildpackage builds debian/ (test debian.package)
+  debhelper         #   (dh, debhelper-compat 13, as debian/control asks)
+  groff-base        # tests/man_test.sh: the manual pages format without warnings (tests man.*)
+  time              # tests/cli_test.sh unsorted_memory: GNU time's peak resident memory
+)
 
 if $full; then
   packages+=("${optional[@]}")
