@@ -46,6 +46,8 @@ optional+=(
   python3-scipy     # python/bench.py: cKDTree.query_pairs, a peer
   python3-shapely   # python/bench.py: shapely's STRtree (Debian 12: shapely 1.8), a peer
   python3-rtree     # python/bench.py: rtree (libspatialindex), a peer
+  libopenmpi-dev    # mpi/: broadphase_mpi, broadphase-mpi-bench and tests/test_mpi (CMake finds MPI)
+  openmpi-bin       #   mpirun, which runs the MPI tests with 1 to 4 ranks (tests/mpi.cmake)
 )
 
 if $full; then

@@ -22,6 +22,7 @@ typedef struct u64pairs {
 } u64pairs;
 
 static void u64pairs_push(u64pairs *p, const bp_mpi_pair *src, size_t count) {
+    if (count == 0) return;
     if (p->n + count > p->cap) {
         p->cap = (p->n + count) * 2 + 16;
         p->v = bpt_xrealloc(p->v, p->cap * sizeof *p->v);
@@ -140,6 +141,31 @@ static bp_status find(bp_mpi_context *ctx, int dim, const float *boxes, const ui
     return st;
 }
 
+// A counting allocator that fails its `fail_at`-th allocation (0: never).
+typedef struct failing {
+    long count, fail_at;
+    size_t live;
+    bool failed;
+} failing;
+
+static void *f_alloc(size_t size, size_t align, void *user) {
+    failing *f = user;
+    (void)align;
+    if (++f->count == f->fail_at) {
+        f->failed = true;
+        return NULL;
+    }
+    void *p = malloc(size);
+    if (p) f->live += size;
+    return p;
+}
+
+static void f_free(void *p, size_t size, void *user) {
+    failing *f = user;
+    f->live -= size;
+    free(p);
+}
+
 // A grid for `ranks_` ranks over [0, world]^dim: as square as the factors allow.
 static void grid_for(int dim, double world, int *counts, float *cuts) {
     int f[3] = {ranks_, 1, 1};
@@ -167,6 +193,8 @@ static void case_oracle(int argc, char **argv) {
             def.dimension = dim;
             def.rebalance_threshold = variant ? 0.0f : 0.25f;
             def.method = variant ? BP_METHOD_SWEEP : BP_METHOD_AUTO;
+            failing f = {0, 0, 0, false};  // counts only: nothing may be left after destroy
+            def.allocator = (bp_allocator){f_alloc, f_free, &f};
             bp_mpi_context *ctx;
             CHECK_OK(bp_mpi_create(&def, &ctx));
             u64pairs got = {0};
@@ -200,6 +228,7 @@ static void case_oracle(int argc, char **argv) {
             }
             free(got.v);
             bp_mpi_destroy(ctx);
+            CHECK_MSG(f.live == 0, "rank %d leaks %zu bytes", rank_, f.live);
         }
         free(all), free(mine), free(ids);
         bp_scene_free(&s);
@@ -336,31 +365,6 @@ static void case_errors(int argc, char **argv) {
     bp_mpi_destroy(ctx);
     free(all), free(mine), free(ids);
     bp_scene_free(&s);
-}
-
-// A counting allocator that fails its `fail_at`-th allocation (0: never).
-typedef struct failing {
-    long count, fail_at;
-    size_t live;
-    bool failed;
-} failing;
-
-static void *f_alloc(size_t size, size_t align, void *user) {
-    failing *f = user;
-    (void)align;
-    if (++f->count == f->fail_at) {
-        f->failed = true;
-        return NULL;
-    }
-    void *p = malloc(size);
-    if (p) f->live += size;
-    return p;
-}
-
-static void f_free(void *p, size_t size, void *user) {
-    failing *f = user;
-    f->live -= size;
-    free(p);
 }
 
 // Fails allocation k = 1, 2, ... on one rank (rotating), through create, frames that grow every
