@@ -56,6 +56,11 @@ optional+=(
   groff-base        # tests/man_test.sh: the manual pages format without warnings (tests man.*)
   time              # tests/cli_test.sh unsorted_memory: GNU time's peak resident memory
 )
+# Issue #18, MPI past one machine:
+optional+=(
+  libopenmpi-dev    # mpi/: broadphase_mpi, broadphase-mpi-bench and tests/test_mpi (CMake finds MPI)
+  openmpi-bin       #   mpirun, which runs the MPI tests with 1 to 4 ranks (tests/mpi.cmake)
+)
 
 if $full; then
   packages+=("${optional[@]}")
