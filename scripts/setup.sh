@@ -46,6 +46,8 @@ optional+=(
   python3-scipy     # python/bench.py: cKDTree.query_pairs, a peer
   python3-shapely   # python/bench.py: shapely's STRtree (Debian 12: shapely 1.8), a peer
   python3-rtree     # python/bench.py: rtree (libspatialindex), a peer
+  clang             # tests/fuzz/run.sh (.ci/run): the libFuzzer targets (-DBP_FUZZ=ON, clang only)
+  libclang-rt-14-dev  #   and libFuzzer's and the sanitizers' runtimes for it (only recommended by clang)
 )
 
 if $full; then
