@@ -359,6 +359,55 @@ static void case_world(int argc, char **argv) {
     CHECK(updates > 0 && (c.rate > 10 || failed_ops > 0));
 }
 
-static const bpt_case cases[] = {{"context", case_context}, {"world", case_world}};
+// ---------------------------------------------------------------------------------------------
+// Hooks that break their promise (outside the contract): a debug build must stop at the first
+// bad block with an assertion, not carry on corrupting memory. CTest registers these in Debug
+// builds only, expecting the abort (WILL_FAIL).
+
+static _Alignas(64) unsigned char broken_arena[1 << 22];
+static size_t broken_used;
+
+static void *broken_alloc(size_t size, size_t align, void *user) {
+    const bool twice = *(const bool *)user;
+    (void)align;
+    if (twice) return broken_arena;  // every block the same
+    // Blocks 8 bytes past a 64-byte boundary: aligned for a double, not as asked.
+    size = (size + 63) & ~(size_t)63;
+    if (broken_used + size + 64 > sizeof broken_arena) return NULL;
+    void *p = broken_arena + broken_used + 8;
+    broken_used += size + 64;
+    return p;
+}
+
+static void broken_free(void *p, size_t size, void *user) {
+    (void)p;
+    (void)size;
+    (void)user;
+}
+
+static void case_broken(int argc, char **argv) {
+    CHECK(argc >= 1);
+    bool twice = strcmp(argv[0], "twice") == 0;
+    bp_context_def def = bp_default_context_def();
+    def.method = BP_METHOD_SWEEP;
+    def.allocator.alloc = broken_alloc;
+    def.allocator.free = broken_free;
+    def.allocator.user = &twice;
+    bp_context *ctx;
+    bp_status st = bp_context_create(&def, &ctx);
+    if (st == BP_OK) {
+        bpt_rng r = bpt_rng_make(5);
+        bpt_boxes boxes = {0};
+        bpt_random_boxes(&r, &boxes, 2, 100, 50.0, 0.0, 3.0);
+        bp_pairs out;
+        st = bp_find_pairs2(ctx, (const bp_box2 *)(const void *)boxes.v, boxes.n, &out);
+        bpt_boxes_free(&boxes);
+        bp_context_destroy(ctx);
+    }
+    // Reached only when nothing asserted (a release build): the test expects an abort.
+    printf("broken hooks (%s): no assertion, status %s\n", argv[0], bp_status_string(st));
+}
+
+static const bpt_case cases[] = {{"context", case_context}, {"world", case_world}, {"broken", case_broken}};
 
 BPT_MAIN(cases)
