@@ -31,7 +31,7 @@ EMSCRIPTEN_KEEPALIVE int web_start(const char *name, int n, int method, int mode
     if (!name || bp_scene_from_name(name, &kind) != 0 || strlen(name) >= sizeof web_scene_name)
         return BP_ERR_INVALID_ARG;
     if (n < 1 || (size_t)n > BP_DEMO_MAX_N || method < 0 || method >= BP_METHOD_COUNT || mode < 0 || mode > 2 ||
-        !(seed >= 0))
+        !(seed >= 0 && seed < 18446744073709551616.0))
         return BP_ERR_INVALID_ARG;
     if (!bp_method_available((bp_method)method)) return BP_ERR_UNSUPPORTED;
     bool snap = web.snap;
