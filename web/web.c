@@ -1,6 +1,6 @@
 // The browser demo's C side: the desktop demo's simulation (demo/demo_sim.c) behind a few
-// exported calls the page (web/web.js) makes, and the world's partition (bp_world_debug_draw)
-// collected into a flat array for the canvas. Built to WebAssembly by scripts/build_web.sh; see
+// exported calls the page (web/web.js) makes, and the partition (the world's cells, or the
+// structure of the world's method) collected into a flat array for the canvas. Built to WebAssembly by scripts/build_web.sh; see
 // docs/web.md. Calls return a bp_status (0 is BP_OK) or a number; arrays are handed out as
 // pointers into the module's memory, valid until the next call.
 #include <stdlib.h>
