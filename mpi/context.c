@@ -93,7 +93,7 @@ static void free_local(bp_mpi_context *ctx) {
     bpm_free(ctx, ctx->lboxes, ctx->lboxes_cap * sizeof(float));
     bpm_free(ctx, ctx->lids, ctx->lids_cap * sizeof(uint64_t));
     bpm_free(ctx, ctx->lowner, ctx->lowner_cap * sizeof(int32_t));
-    bpm_free(ctx, ctx->outgoing, ctx->outgoing_cap * 2 * sizeof(uint32_t));
+    bpm_free(ctx, ctx->outgoing, ctx->outgoing_cap * sizeof(uint32_t));
     bpm_free(ctx, ctx->sendbuf, ctx->sendbuf_cap * rec);
     bpm_free(ctx, ctx->recvbuf, ctx->recvbuf_cap * rec);
     bpm_free(ctx, ctx->fwd, ctx->fwd_cap * sizeof(bp_mpi_pair));

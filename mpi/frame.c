@@ -7,11 +7,16 @@
 //   7. deliver, and agree on the status and the load.
 // Every exchange of counts carries each rank's status, so an error anywhere stops every rank at
 // the same step with the same status; a local allocation before a data exchange is agreed on first.
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #include "internal.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define BPM_BATCH 4096
 
@@ -115,10 +120,91 @@ static bp_status decompose(bp_mpi_context *ctx, timer *t, const float *boxes, si
     return BP_OK;
 }
 
-static inline void put_local(bp_mpi_context *ctx, size_t at, const float *box, size_t F, uint64_t id, int owner) {
-    memcpy(ctx->lboxes + at * F, box, F * sizeof(float));
-    ctx->lids[at] = id;
-    ctx->lowner[at] = owner;
+// Step 3 for one dimension (a constant where it is called, so the loops unroll). Boxes inside
+// this region go to the front of the local array; boxes that cross its border and reach it are
+// listed as copies to `me` and placed after them (then the ghosts), so that a pair of two boxes
+// below `inside` needs no region test later. Checks the boxes too unless `checked`.
+static inline bp_status sort_out(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids, size_t n,
+                                 const int dim, bool checked, size_t *inside_out, size_t *kept_out,
+                                 size_t *nout_out) {
+    const int me = ctx->rank;
+    const size_t F = (size_t)(2 * dim);
+    const float *lo = ctx->decomp.lo + 3 * me, *hi = ctx->decomp.hi + 3 * me;
+    float *lb = ctx->lboxes;
+    uint64_t *li = ctx->lids;
+    size_t inside = 0, nout = 0, nself = 0;
+    bool finite = true, ordered = true;
+#if defined(__SSE2__)
+    // 2D: a box is one register; finite, ordered and inside are three compares and a mask.
+    const __m128 lo4 = _mm_setr_ps(lo[0], lo[1], -INFINITY, -INFINITY);
+    const __m128 hi4 = _mm_setr_ps(INFINITY, INFINITY, hi[0], hi[1]);
+    const __m128 zero = _mm_setzero_ps();
+#endif
+    for (size_t i = 0; i < n; ++i) {
+        const float *b = boxes + i * F;
+        bool in = true;
+#if defined(__SSE2__)
+        if (dim == 2) {
+            const __m128 v = _mm_loadu_ps(b);
+            const int fin = _mm_movemask_ps(_mm_cmpeq_ps(_mm_sub_ps(v, v), zero));  // x - x: 0, or NaN
+            const int ord = _mm_movemask_ps(_mm_cmple_ps(v, _mm_movehl_ps(v, v)));  // min <= max: lanes 0, 1
+            const int ins = _mm_movemask_ps(_mm_and_ps(_mm_cmpge_ps(v, lo4), _mm_cmplt_ps(v, hi4)));
+            finite &= fin == 15;
+            ordered &= (ord & 3) == 3;
+            if (ins == 15) {
+                _mm_storeu_ps(lb + inside * 4, v);
+                li[inside++] = ids[i];
+                continue;
+            }
+            in = false;
+        } else
+#endif
+        {
+            for (int a = 0; a < dim; ++a) {
+                // |x| <= FLT_MAX is false for NaN and both infinities.
+                finite &= (fabsf(b[a]) <= FLT_MAX) & (fabsf(b[dim + a]) <= FLT_MAX);
+                ordered &= b[a] <= b[dim + a];
+                in &= (b[a] >= lo[a]) & (b[dim + a] < hi[a]);
+            }
+        }
+        if (in) {
+            for (size_t k = 0; k < F; ++k) lb[inside * F + k] = b[k];
+            li[inside++] = ids[i];
+            continue;
+        }
+        if (!checked && !(finite && ordered)) continue;  // the descent needs ordered numbers
+        const int c = bpm_decomp_overlaps(&ctx->decomp, b, b + dim, ctx->dests);
+        bp_status st = bpm_reserve(ctx, (void **)&ctx->outgoing, &ctx->outgoing_cap, 2 * (nout + (size_t)c),
+                                   sizeof(uint32_t));
+        if (st != BP_OK) return st;
+        for (int k = 0; k < c; ++k) {
+            const int r = ctx->dests[k];
+            ctx->outgoing[2 * nout] = (uint32_t)i;
+            ctx->outgoing[2 * nout + 1] = (uint32_t)r;
+            ++nout;
+            if (r == me) ++nself;
+            else ctx->scount[r]++;
+        }
+    }
+    if (!checked) {
+        if (!finite) return BP_ERR_NONFINITE;
+        if (!ordered) return BP_ERR_INVERTED_BOX;
+    }
+    // The crossing boxes that reach this region, after the inside ones; the list keeps the rest.
+    size_t kept = inside, w = 0;
+    for (size_t k = 0; k < nout; ++k) {
+        const uint32_t i = ctx->outgoing[2 * k];
+        if ((int)ctx->outgoing[2 * k + 1] == me) {
+            memcpy(lb + kept * F, boxes + i * F, F * sizeof(float));
+            li[kept++] = ids[i];
+        } else {
+            ctx->outgoing[2 * w] = i, ctx->outgoing[2 * w + 1] = ctx->outgoing[2 * k + 1];
+            ++w;
+        }
+    }
+    (void)nself;
+    *inside_out = inside, *kept_out = kept, *nout_out = w;
+    return BP_OK;
 }
 
 bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids, size_t n, int dim,
@@ -138,50 +224,29 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
     else if (n > 0 && (!boxes || !ids)) st = BP_ERR_NULL;
     else if (dim != ctx->dim) st = BP_ERR_DIMENSION;
     else if (n > BP_MAX_BOXES) st = BP_ERR_TOO_MANY;
-    else st = check_boxes(boxes, n, dim);
 
     // 2. The decomposition. have_decomp, rebalance and user_grid change only collectively, so
-    //    every rank takes this branch together.
+    //    every rank takes this branch together. Its sample must come from checked boxes; on
+    //    other frames the boxes are checked while they are sorted out.
+    bool checked = false;
     if (!ctx->have_decomp || (ctx->rebalance && !ctx->user_grid)) {
+        if (st == BP_OK) st = check_boxes(boxes, n, dim);
+        checked = true;
         st = decompose(ctx, &t, boxes, n, dim, st);
         if (st != BP_OK) goto fail;
     }
 
     // 3. Sort the boxes out. Most boxes of a rank whose objects live in its region lie inside
     //    it: one test keeps them; the others descend the tree to every region they overlap.
-    size_t kept = 0, nout = 0;
+    size_t inside = 0, kept = 0, nout = 0;
     memset(ctx->scount, 0, (size_t)P * sizeof(int));
     if (st == BP_OK) {
         st = bpm_reserve(ctx, (void **)&ctx->lboxes, &ctx->lboxes_cap, n * F, sizeof(float));
         if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lids, &ctx->lids_cap, n, sizeof(uint64_t));
-        if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lowner, &ctx->lowner_cap, n, sizeof(int32_t));
     }
-    if (st == BP_OK) {
-        const float *lo = ctx->decomp.lo + 3 * me, *hi = ctx->decomp.hi + 3 * me;
-        for (size_t i = 0; i < n && st == BP_OK; ++i) {
-            const float *b = boxes + i * F;
-            bool inside = true;
-            for (int a = 0; a < dim; ++a) inside &= (b[a] >= lo[a]) & (b[dim + a] < hi[a]);
-            if (inside) {
-                put_local(ctx, kept++, b, F, ids[i], me);
-                continue;
-            }
-            const int c = bpm_decomp_overlaps(&ctx->decomp, b, b + dim, ctx->dests);
-            for (int k = 0; k < c; ++k) {
-                const int r = ctx->dests[k];
-                if (r == me) {
-                    put_local(ctx, kept++, b, F, ids[i], me);
-                    continue;
-                }
-                st = bpm_reserve(ctx, (void **)&ctx->outgoing, &ctx->outgoing_cap, 2 * (nout + 1), sizeof(uint32_t));
-                if (st != BP_OK) break;
-                ctx->outgoing[2 * nout] = (uint32_t)i;
-                ctx->outgoing[2 * nout + 1] = (uint32_t)r;
-                ++nout;
-                ctx->scount[r]++;
-            }
-        }
-    }
+    if (st == BP_OK)
+        st = dim == 2 ? sort_out(ctx, boxes, ids, n, 2, checked, &inside, &kept, &nout)
+                      : sort_out(ctx, boxes, ids, n, 3, checked, &inside, &kept, &nout);
     if (st == BP_OK) st = send_layout(ctx, nout);
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->sendbuf, &ctx->sendbuf_cap, nout, rec);
     if (st == BP_OK) {
@@ -205,7 +270,7 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->recvbuf, &ctx->recvbuf_cap, nrecv, rec);
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lboxes, &ctx->lboxes_cap, nl * F, sizeof(float));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lids, &ctx->lids_cap, nl, sizeof(uint64_t));
-    if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lowner, &ctx->lowner_cap, nl, sizeof(int32_t));
+    if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lowner, &ctx->lowner_cap, nrecv, sizeof(int32_t));
     st = agree(ctx, &t, st);
     if (st != BP_OK) goto fail;
     double t0 = now();
@@ -220,7 +285,7 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
             memcpy(&id, p + F * sizeof(float), sizeof id);
             memcpy(ctx->lboxes + at * F, p, F * sizeof(float));
             ctx->lids[at] = id;
-            ctx->lowner[at] = r;
+            ctx->lowner[at - kept] = r;
         }
     ctx->stats.objects = n;
     ctx->stats.kept = kept;
@@ -246,16 +311,20 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
         const float *lb = ctx->lboxes;
         for (size_t k = 0; k < cp.count; ++k) {
             const uint32_t i = cp.pairs[k].i, j = cp.pairs[k].j;
-            bool mine = true;
-            for (int a = 0; a < dim; ++a) {
-                const float x = lb[i * F + a] > lb[j * F + a] ? lb[i * F + a] : lb[j * F + a];
-                mine &= (x >= lo[a]) & (x < hi[a]);
+            // Two boxes inside the region meet inside it: no test, no box to read.
+            if (i >= inside || j >= inside) {
+                bool mine = true;
+                for (int a = 0; a < dim; ++a) {
+                    const float x = lb[i * F + a] > lb[j * F + a] ? lb[i * F + a] : lb[j * F + a];
+                    mine &= (x >= lo[a]) & (x < hi[a]);
+                }
+                if (!mine) continue;
             }
-            if (!mine) continue;
             const uint64_t ia = ctx->lids[i], ib = ctx->lids[j];
             if (ia == ib) continue;  // the same id twice: the caller broke uniqueness
             const bp_mpi_pair pr = ia < ib ? (bp_mpi_pair){ia, ib} : (bp_mpi_pair){ib, ia};
-            const int owner = ia < ib ? ctx->lowner[i] : ctx->lowner[j];
+            const uint32_t o = ia < ib ? i : j;
+            const int owner = o < kept ? me : ctx->lowner[o - kept];
             if (owner == me) {
                 ctx->pairs[npairs++] = pr;
             } else {

@@ -59,7 +59,7 @@ struct bp_mpi_context {
     // Buffers, kept between frames and grown by doubling: a warm frame allocates nothing.
     float *lboxes;      size_t lboxes_cap;   // boxes here: kept first, then ghosts (floats)
     uint64_t *lids;     size_t lids_cap;
-    int32_t *lowner;    size_t lowner_cap;   // the rank that passed each box here
+    int32_t *lowner;    size_t lowner_cap;   // the rank that passed each ghost (the boxes after the kept ones)
     uint32_t *outgoing; size_t outgoing_cap; // (box index, destination) of each copy to send
     unsigned char *sendbuf; size_t sendbuf_cap;
     unsigned char *recvbuf; size_t recvbuf_cap;

@@ -9,10 +9,11 @@
 #                                    ([docs/scenes.md](docs/scenes.md)'s mean over 20 frames); about 25-35 minutes on a
 #                                    2-core machine
 #   scripts/benchmarks.sh --quick    N = 10,000 and 100,000, 5 frames: a try-out in a few minutes
-#   scripts/benchmarks.sh --world    only the persistent world's section (issue #13: the world
-#                                    scenes static and shooter, 2D and 3D, at 100,000 and 1,000,000,
-#                                    and uniform at 1,000,000 through the world), rewritten in place
-#                                    in the existing BENCHMARKS.md; about 10 minutes
+#   scripts/benchmarks.sh --only world,workers
+#                                    only those sections, rewritten in place in the existing
+#                                    BENCHMARKS.md: `world` (issue #13: static and shooter, 2D and 3D,
+#                                    at 100,000 and 1,000,000, uniform 1,000,000 through the world;
+#                                    about 10 minutes), `workers` (issue #14; about 5 minutes)
 #
 # The raw bench outputs (per-N tables with checks and pairs, CSVs) are kept in DIR/benchmarks-raw.
 # Options: --build DIR (Release build used, default build-bench), --output FILE (default
@@ -26,15 +27,15 @@ build="$root/build-bench"
 output="$root/BENCHMARKS.md"
 img="$root/docs/img"
 quick=0
-world_only=0
+only=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
-    --world) world_only=1 ;;
+    --only) only=$2; shift ;;
     --build) build=$2; shift ;;
     --output) output=$2; shift ;;
     --img) img=$2; shift ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benchmarks.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -93,17 +94,29 @@ run() {
     echo "benchmarks.sh: broadphase bench $* ($(($(date +%s) - start)) s so far)" >&2
     "$bin" bench "$@" >"$tmp/$name.txt"
 }
-if [ "$world_only" -eq 0 ]; then
-run 2d --scene uniform,clustered,mixed,line --n "$ns" --frames "$frames" --method all --peers --memory --out "$tmp/2d"
-run 3d --scene uniform --dim 3 --n "$ns" --frames "$frames" --method all --peers --out "$tmp/3d"
-run seed --scene seed --n 500,1000,3000 --frames "$seed_frames" --method all --peers
-tmethods=sweep,grid,quadtree,rdc,auto
-run threads2d --scene uniform,clustered,mixed --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
-run threads3d --scene uniform --dim 3 --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
+# wanted SECTION: true for a full run, or when --only names it.
+wanted() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+for section in ${only//,/ }; do
+    case "$section" in
+    world | workers) ;;
+    *) echo "benchmarks.sh: --only knows world and workers, not '$section'" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$only" ]; then
+    run 2d --scene uniform,clustered,mixed,line --n "$ns" --frames "$frames" --method all --peers --memory --out "$tmp/2d"
+    run 3d --scene uniform --dim 3 --n "$ns" --frames "$frames" --method all --peers --out "$tmp/3d"
+    run seed --scene seed --n 500,1000,3000 --frames "$seed_frames" --method all --peers
 fi
-run world2d --scene static,shooter --n "$wns" --frames "$wframes" --method "$wmethods" --peers --out "$tmp/world2d"
-run world3d --scene static,shooter --dim 3 --n "$wns" --frames "$wframes" --method "$wmethods" --peers --out "$tmp/world3d"
-run worldall --scene uniform --n "${wns##*,}" --frames 10 --method sweep,grid,auto,world,world-rebuild --out "$tmp/worldall"
+if wanted workers; then
+    tmethods=sweep,grid,quadtree,rdc,auto
+    run threads2d --scene uniform,clustered,mixed --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
+    run threads3d --scene uniform --dim 3 --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
+fi
+if wanted world; then
+    run world2d --scene static,shooter --n "$wns" --frames "$wframes" --method "$wmethods" --peers --out "$tmp/world2d"
+    run world3d --scene static,shooter --dim 3 --n "$wns" --frames "$wframes" --method "$wmethods" --peers --out "$tmp/world3d"
+    run worldall --scene uniform --n "${wns##*,}" --frames 10 --method sweep,grid,auto,world,world-rebuild --out "$tmp/worldall"
+fi
 elapsed=$(($(date +%s) - start))
 # The raw outputs (every table with its checks and pairs, the CSVs) stay in the build folder.
 rm -rf "$build/benchmarks-raw"
@@ -231,8 +244,28 @@ world_reading() {
     }' "$@"
 }
 
+workers_section() {
+    echo "<!-- workers: begin (scripts/benchmarks.sh --only workers rewrites this section) -->"
+    echo "## Workers"
+    echo
+    echo "Issue #14: each method with 1 worker (no thread) against $(echo "$threads" | sed 's/^1,//; s/,/ and /') workers"
+    echo "(\`bp_context_def.workers\`, \`broadphase bench --threads $threads\`), wall clock, mean ms per frame, and"
+    echo "the speed-up (1-worker time over the time with workers: 2.00x is twice as fast). The pairs and"
+    echo "their order are the same for every worker count (tests/test_threads.c); calls under 32,768"
+    echo "boxes stay on one thread (docs/architecture.md, \"Threads\"). Measured $(date -u '+%Y-%m-%d %H:%M UTC'),"
+    echo "commit $commit, load average at the end $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")."
+    echo
+    echo '```'
+    for scene in uniform clustered mixed; do
+        block "$tmp/threads2d.txt" "^$scene 2D: mean ms per frame by worker count"
+    done
+    block "$tmp/threads3d.txt" "^uniform 3D: mean ms per frame by worker count"
+    echo '```'
+    echo "<!-- workers: end -->"
+}
+
 world_section() {
-    echo "<!-- world: begin (scripts/benchmarks.sh --world rewrites this section) -->"
+    echo "<!-- world: begin (scripts/benchmarks.sh --only world rewrites this section) -->"
     echo "## Persistent world"
     echo
     echo "Issue #13: the world scenes (docs/scenes.md: \`static\`, 1% of the proxies moving; \`shooter\`, N bullets"
@@ -254,20 +287,26 @@ world_section() {
     echo "<!-- world: end -->"
 }
 
-if [ "$world_only" -eq 1 ]; then
-    # Only the world's section, in place (appended when the file has none yet).
-    world_section >"$tmp/section.md"
-    if [ -f "$output" ] && grep -q '^<!-- world: begin' "$output"; then
-        awk -v file="$tmp/section.md" '
-            /^<!-- world: begin/ { while ((getline line < file) > 0) print line; skip = 1; next }
-            /^<!-- world: end/ { skip = 0; next }
-            !skip { print }' "$output" >"$tmp/out.md"
+if [ -n "$only" ]; then
+    # Only the sections asked for, each in place between its markers; a section the file lacks
+    # goes before "## Peak memory" (or at the end).
+    [ -f "$output" ] || { echo "benchmarks.sh: --only rewrites sections of an existing $output" >&2; exit 1; }
+    for section in ${only//,/ }; do
+        "${section}_section" >"$tmp/section.md"
+        if grep -q "^<!-- $section: begin" "$output"; then
+            awk -v file="$tmp/section.md" -v name="$section" '
+                $0 ~ "^<!-- " name ": begin" { while ((getline line < file) > 0) print line; skip = 1; next }
+                $0 ~ "^<!-- " name ": end" { skip = 0; next }
+                !skip { print }' "$output" >"$tmp/out.md"
+        else
+            awk -v file="$tmp/section.md" '
+                /^## Peak memory/ && !done { while ((getline line < file) > 0) print line; print ""; done = 1 }
+                { print }
+                END { if (!done) { print ""; while ((getline line < file) > 0) print line } }' "$output" >"$tmp/out.md"
+        fi
         cp "$tmp/out.md" "$output"
-    else
-        { [ -f "$output" ] && cat "$output" && echo; cat "$tmp/section.md"; } >"$tmp/out.md"
-        cp "$tmp/out.md" "$output"
-    fi
-    echo "benchmarks.sh: rewrote the world section of $output in $elapsed s of benchmarking" >&2
+    done
+    echo "benchmarks.sh: rewrote the sections $only of $output in $elapsed s of benchmarking" >&2
     exit 0
 fi
 
@@ -335,20 +374,7 @@ fi
     block "$tmp/seed.txt" "^seed 2D: mean ms per frame"
     echo '```'
     echo
-    echo "## Workers"
-    echo
-    echo "Issue #14: each method with 1 worker (no thread) against $(echo "$threads" | sed 's/^1,//; s/,/ and /') workers"
-    echo "(\`bp_context_def.workers\`, \`broadphase bench --threads $threads\`), wall clock, mean ms per frame, and"
-    echo "the speed-up (1-worker time over the time with workers: 2.00x is twice as fast). The pairs and"
-    echo "their order are the same for every worker count (tests/test_threads.c); calls under 32,768"
-    echo "boxes stay on one thread (docs/architecture.md, \"Threads\")."
-    echo
-    echo '```'
-    for scene in uniform clustered mixed; do
-        block "$tmp/threads2d.txt" "^$scene 2D: mean ms per frame by worker count"
-    done
-    block "$tmp/threads3d.txt" "^uniform 3D: mean ms per frame by worker count"
-    echo '```'
+    workers_section
     echo
     world_section
     echo

@@ -952,10 +952,16 @@ static bp_status rdc_validate(const bp_algorithm *m, const bp_frame *f) {
             const int a = nd->axis;
             if (a >= d || nd->end - nd->begin <= thr) return BP_ERR_INVALID_ARG;
             float run = -INFINITY;
+            bool seen = false;
             for (uint32_t k = nd->begin; k < nd->end; ++k) {
                 const float *box = r->src + r->order[k] * stride;
                 if (r->keys[k] != bp_float_key(box[a])) return BP_ERR_INVALID_ARG;
-                if (k > nd->begin && (r->keys[k - 1] > r->keys[k] || box[a] > run)) return BP_ERR_INVALID_ARG;
+                if (k > nd->begin && r->keys[k - 1] > r->keys[k]) return BP_ERR_INVALID_ARG;
+                // A box that epsilon shrank past empty covers nothing: it can neither open a gap
+                // nor close one (the no-gap test skips it too; issue #17's fuzzer).
+                if (!(box[a] <= box[d + a])) continue;
+                if (seen && box[a] > run) return BP_ERR_INVALID_ARG;
+                seen = true;
                 run = box[d + a] > run ? box[d + a] : run;
                 if (box[d + a] - box[a] > nd->size_max && r->eps == 0.0f) return BP_ERR_INVALID_ARG;
             }
