@@ -69,6 +69,9 @@ optional+=(
 
 if $full; then
   packages+=("${optional[@]}")
+  # npm: test web_browser fetches playwright-core with it. Only when no npm is on the PATH: a
+  # nodejs from NodeSource carries its own npm and conflicts with Debian's package.
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
 installed() {
