@@ -313,7 +313,7 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->pairs, &ctx->pairs_cap, cp.count, sizeof(bp_mpi_pair));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->fwd, &ctx->fwd_cap, cp.count, sizeof(bp_mpi_pair));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->fwd_dest, &ctx->fwd_dest_cap, cp.count, sizeof(int32_t));
-    size_t npairs = 0, nfwd = 0;
+    size_t npairs = 0, nfwd = 0, nreal = 0;
     memset(ctx->scount, 0, (size_t)P * sizeof(int));
     if (st == BP_OK) {
         const float *lo = ctx->decomp.lo + 3 * me, *hi = ctx->decomp.hi + 3 * me;
@@ -321,6 +321,7 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
         for (size_t k = 0; k < cp.count; ++k) {
             const uint32_t i = cp.pairs[k].i, j = cp.pairs[k].j;
             if (i >= nl || j >= nl) continue;  // a copy
+            ++nreal;
             // Two boxes inside the region meet inside it: no test, no box to read.
             if (!(i < kept && j < kept && ctx->linside[i] & ctx->linside[j])) {
                 bool mine = true;
@@ -343,7 +344,7 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
                 ctx->scount[owner]++;
             }
         }
-        ctx->stats.pairs_found = cp.count;
+        ctx->stats.pairs_found = nreal;
         ctx->stats.pairs_forwarded = nfwd;
         st = send_layout(ctx, nfwd);
     }
