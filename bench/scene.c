@@ -1,4 +1,4 @@
-// The scenes of SCENES.md, draw for draw. Built with -ffp-contract=off (bp_warnings) so that
+// The scenes of docs/scenes.md, draw for draw. Built with -ffp-contract=off (bp_warnings) so that
 // no multiply-add is fused: the check values depend on plain IEEE double arithmetic.
 #include "scene.h"
 
@@ -8,7 +8,8 @@
 
 static const char *const bp_scene_names[BP_SCENE_COUNT] = {
     [BP_SCENE_UNIFORM] = "uniform", [BP_SCENE_CLUSTERED] = "clustered", [BP_SCENE_MIXED] = "mixed",
-    [BP_SCENE_LINE] = "line",       [BP_SCENE_SEED] = "seed",
+    [BP_SCENE_LINE] = "line",       [BP_SCENE_SEED] = "seed",       [BP_SCENE_STICKS] = "sticks",
+    [BP_SCENE_SIZES] = "sizes",
 };
 
 // pi to double precision, spelled out: M_PI is not C17.
@@ -76,10 +77,12 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
     double *p = malloc(n * d * sizeof *p);
     double *v = malloc(n * d * sizeof *v);
     double *r = malloc(n * sizeof *r);
-    if (!p || !v || !r) {
+    double *h = malloc(n * d * sizeof *h);
+    if (!p || !v || !r || !h) {
         free(p);
         free(v);
         free(r);
+        free(h);
         return -1;
     }
     s->kind = kind;
@@ -89,6 +92,7 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
     s->p = p;
     s->v = v;
     s->r = r;
+    s->h = h;
 
     // W: r = 1 objects cover 5% of the world (the seed scene has its fixed 300x300 stage).
     double nd = (double)n;
@@ -105,7 +109,7 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
             for (int a = 0; a < dim; ++a) centre[k][a] = bp_scene_uniform(&st, w / 8.0, 7.0 * w / 8.0);
     }
     for (size_t i = 0; i < n; ++i) {
-        double *pi = p + i * d, *vi = v + i * d;
+        double *pi = p + i * d, *vi = v + i * d, *hi = h + i * d;
         switch (kind) {
         case BP_SCENE_UNIFORM:
             for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, 1.0, w - 1.0);
@@ -142,9 +146,27 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
             for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -2.0, 2.0);
             r[i] = 5.0;
             break;
+        case BP_SCENE_STICKS: {
+            // The long axis first (one draw), then the centre within [h, W - h] on each axis.
+            double f = floor(bp_scene_u01(&st) * (double)dim);
+            size_t ax = f > (double)(dim - 1) ? d - 1 : (size_t)f;
+            for (size_t a = 0; a < d; ++a) hi[a] = a == ax ? 20.0 : 0.4;
+            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, hi[a], w - hi[a]);
+            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
+            r[i] = 20.0;
+            continue;  // per-axis half extents already set
+        }
+        case BP_SCENE_SIZES: {
+            double ri = exp(bp_scene_uniform(&st, log(0.1), log(30.0)));
+            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, ri, w - ri);
+            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
+            r[i] = ri;
+            break;
+        }
         case BP_SCENE_COUNT:
             break;
         }
+        for (size_t a = 0; a < d; ++a) hi[a] = r[i];  // circles and spheres: r on every axis
     }
     s->rng = st;
     return 0;
@@ -155,8 +177,9 @@ void bp_scene_step(bp_scene *s) {
     double w = s->world;
     for (size_t i = 0; i < s->n; ++i) {
         double *pi = s->p + i * d, *vi = s->v + i * d;
-        double r = s->r[i];
+        const double *hi = s->h + i * d;
         for (size_t a = 0; a < d; ++a) {
+            double r = hi[a];
             pi[a] += vi[a];
             if (pi[a] - r < 0.0) {
                 pi[a] = r;
@@ -171,24 +194,26 @@ void bp_scene_step(bp_scene *s) {
     s->frame++;
 }
 
-// One bound: computed in double, rounded to the nearest float (the default rounding mode).
+// One bound p -+ h: computed in double, rounded to the nearest float (the default rounding mode).
 static float bp_lo(const bp_scene *s, size_t i, size_t a) {
-    return (float)(s->p[i * (size_t)s->dim + a] - s->r[i]);
+    return (float)(s->p[i * (size_t)s->dim + a] - s->h[i * (size_t)s->dim + a]);
 }
 
 static float bp_hi(const bp_scene *s, size_t i, size_t a) {
-    return (float)(s->p[i * (size_t)s->dim + a] + s->r[i]);
+    return (float)(s->p[i * (size_t)s->dim + a] + s->h[i * (size_t)s->dim + a]);
+}
+
+void bp_scene_box(const bp_scene *s, size_t i, float *out) {
+    size_t d = (size_t)s->dim;
+    for (size_t a = 0; a < d; ++a) {
+        out[a] = bp_lo(s, i, a);
+        out[d + a] = bp_hi(s, i, a);
+    }
 }
 
 void bp_scene_boxes(const bp_scene *s, float *out) {
     size_t d = (size_t)s->dim;
-    for (size_t i = 0; i < s->n; ++i) {
-        float *o = out + i * 2 * d;
-        for (size_t a = 0; a < d; ++a) {
-            o[a] = bp_lo(s, i, a);
-            o[d + a] = bp_hi(s, i, a);
-        }
-    }
+    for (size_t i = 0; i < s->n; ++i) bp_scene_box(s, i, out + i * 2 * d);
 }
 
 void bp_scene_boxes2(const bp_scene *s, bp_box2 *out) {
@@ -214,5 +239,6 @@ void bp_scene_free(bp_scene *s) {
     free(s->p);
     free(s->v);
     free(s->r);
+    free(s->h);
     memset(s, 0, sizeof *s);
 }

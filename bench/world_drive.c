@@ -74,20 +74,11 @@ void bp_wdrive_prepare_wscene_step(bp_wdrive *d, const bp_wscene *s) {
     }
 }
 
-// A stateless scene's box k: the bp_scene_boxes rule (p -+ r in double, rounded to nearest).
-static void wdrive_scene_box(const bp_scene *s, size_t k, float *out) {
-    size_t dim = (size_t)s->dim;
-    for (size_t a = 0; a < dim; ++a) {
-        out[a] = (float)(s->p[k * dim + a] - s->r[k]);
-        out[dim + a] = (float)(s->p[k * dim + a] + s->r[k]);
-    }
-}
-
 void bp_wdrive_prepare_scene_start(bp_wdrive *d, const bp_scene *s) {
     size_t per = 2 * (size_t)d->dim;
     d->nmove = d->nremove = d->nadd = 0;
     for (size_t k = 0; k < s->n; ++k) {
-        wdrive_scene_box(s, k, d->add_boxes + k * per);
+        bp_scene_box(s, k, d->add_boxes + k * per);
         bp_proxy_def pd = bp_default_proxy_def();
         pd.user = k;
         d->add_defs[k] = pd;
@@ -183,7 +174,7 @@ int bp_wdrive_ref_wscene_step(bp_wref *ref, const bp_wscene *s) {
 int bp_wdrive_ref_scene_start(bp_wref *ref, const bp_scene *s) {
     float box[6];
     for (size_t k = 0; k < s->n; ++k) {
-        wdrive_scene_box(s, k, box);
+        bp_scene_box(s, k, box);
         if (bp_wref_add(ref, k, box, false, 1, UINT64_MAX) != 0) return -1;
     }
     return bp_wref_update(ref) == 0 ? 0 : -1;
@@ -192,7 +183,7 @@ int bp_wdrive_ref_scene_start(bp_wref *ref, const bp_scene *s) {
 int bp_wdrive_ref_scene_step(bp_wref *ref, const bp_scene *s) {
     float box[6];
     for (size_t k = 0; k < s->n; ++k) {
-        wdrive_scene_box(s, k, box);
+        bp_scene_box(s, k, box);
         if (bp_wref_move(ref, k, box) != 0) return -1;
     }
     return bp_wref_update(ref) == 0 ? 0 : -1;

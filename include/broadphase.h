@@ -19,6 +19,8 @@
 ///         for (size_t k = 0; k < out.count; ++k) use(out.pairs[k].i, out.pairs[k].j);
 ///     }
 ///     bp_context_destroy(ctx);
+///
+/// Copyright (c) 2026 The broadphase authors. SPDX-License-Identifier: MIT (see LICENSE).
 #ifndef BROADPHASE_H
 #define BROADPHASE_H
 
@@ -31,9 +33,9 @@ extern "C" {
 #endif
 
 #define BP_VERSION_MAJOR 0
-#define BP_VERSION_MINOR 1
+#define BP_VERSION_MINOR 2
 #define BP_VERSION_PATCH 0
-#define BP_VERSION_STRING "0.1.0"
+#define BP_VERSION_STRING "0.2.0"
 
 #if defined(BP_STATIC)
 #define BP_API

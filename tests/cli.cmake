@@ -1,10 +1,10 @@
-# Scenes (SCENES.md check values) and the command-line tool. Needs the tools build (bp_bench).
+# Scenes (docs/scenes.md check values) and the command-line tool. Needs the tools build (bp_bench).
 if(TARGET bp_bench)
   add_executable(test_scene ${CMAKE_CURRENT_SOURCE_DIR}/test_scene.c)
   set_target_properties(test_scene PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_link_libraries(test_scene PRIVATE bp_bench broadphase::broadphase bp_warnings)
 
-  # Every row of the SCENES.md check-value table (seed 1): scene dim N frame pairs.
+  # Every row of the docs/scenes.md check-value table (seed 1): scene dim N frame pairs.
   set(BP_SCENE_CHECKS
     "seed 2 1000 0 9317"       "seed 2 1000 10 7277"
     "uniform 2 1000 0 127"     "uniform 2 1000 10 133"
@@ -16,7 +16,13 @@ if(TARGET bp_bench)
     "uniform 2 10000 10 1243"
     "clustered 2 10000 10 11896"
     "mixed 2 10000 10 1764"
-    "seed 2 3000 10 65243")
+    "seed 2 3000 10 65243"
+    "sticks 2 1000 0 7058"     "sticks 2 1000 10 7061"
+    "sticks 2 10000 10 71143"
+    "sticks 3 1000 10 11151"
+    "sizes 2 1000 0 6657"      "sizes 2 1000 10 6689"
+    "sizes 2 10000 10 69110"
+    "sizes 3 1000 10 130108")
   foreach(row IN LISTS BP_SCENE_CHECKS)
     separate_arguments(args UNIX_COMMAND "${row}")
     list(GET args 0 sc)
@@ -46,6 +52,19 @@ if(TARGET broadphase_cli AND BP_BASH)
       endforeach()
     endforeach()
   endforeach()
+
+  # pairs --unsorted: the sorted output's set, in bounded memory.
+  foreach(method brute sweep grid quadtree rdc auto)
+    foreach(dim 2 3)
+      foreach(kind random identical)
+        add_test(NAME cli.unsorted.${method}.${dim}d.${kind} COMMAND ${BP_CLI_TEST} unsorted ${method} ${dim} ${kind})
+        list(APPEND BP_CLI_TESTS cli.unsorted.${method}.${dim}d.${kind})
+      endforeach()
+    endforeach()
+  endforeach()
+  add_test(NAME cli.unsorted.circles COMMAND ${BP_CLI_TEST} unsorted_circles)
+  add_test(NAME cli.unsorted.memory COMMAND ${BP_CLI_TEST} unsorted_memory)
+  list(APPEND BP_CLI_TESTS cli.unsorted.circles cli.unsorted.memory)
 
   add_test(NAME cli.circles COMMAND ${BP_CLI_TEST} circles)
   add_test(NAME cli.parse COMMAND ${BP_CLI_TEST} parse)
@@ -120,6 +139,8 @@ if(TARGET broadphase_cli AND BP_BASH)
   list(APPEND BP_CLI_TESTS cli.bench.threads cli.usage.pairs_threads_zero cli.usage.bench_threads_bad)
 
   add_test(NAME cli.bench.csv_check COMMAND ${BP_CLI_TEST} bench_csv)
+  add_test(NAME cli.bench.check_values COMMAND ${BP_CLI_TEST} bench_check_values)
+  list(APPEND BP_CLI_TESTS cli.bench.check_values)
   add_test(NAME cli.bench.table COMMAND ${BP_CLI_TEST} bench_table)
   add_test(NAME cli.bench.skip COMMAND ${BP_CLI_TEST} bench_skip)
   # The peers (issue #6): skipped (77) when the peer needed is not compiled in.

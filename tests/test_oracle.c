@@ -2,7 +2,7 @@
 // 5,000, box sizes from points to larger than the world, several frames per context with small
 // moves and with n changing), every delivery mode, and the degenerate inputs that break sweeps,
 // grids and trees: exact touching, identical boxes, points, everything on one line, huge
-// coordinates, one box covering all. Usage: test_oracle CASE METHOD DIM.
+// coordinates, one box covering all; long thin boxes, sizes over decades, giants among specks. Usage: test_oracle CASE METHOD DIM.
 #include <float.h>
 
 #include "harness.h"
@@ -397,6 +397,61 @@ static void case_crowded(int argc, char **argv) {
     oracle_free(&o);
 }
 
+// Huge extents (issue #17): a box's cost must not grow with the cells it spans. The issue's
+// input (ten boxes from y = -27.74 to 1e30 over x in [-27.75, 0], and a point below them) and
+// the same tall boxes among 200 small ones, along every axis, with tops from 1e30 to FLT_MAX
+// changing between frames, under every explicit option of the method (fixed cells of 1e-3 and
+// 1e3, levels, layouts). The work is counted, not timed: the statistics' checks (a grid's
+// searched rows included) stay within brute force's, n (n - 1) / 2, plus one per box. Before
+// the fix the grid searched every row of its finest level that a tall box spans: 16 million
+// rows in the issue's input with cell 4.25 (0.3 s for a frame of eleven boxes).
+static void case_extent(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(43);
+    static const float tops[3] = {1e30f, 3e38f, FLT_MAX};
+    for (int small = 0; small < 2; ++small) {
+        for (int axis = 0; axis < o.dim; ++axis) {
+            for (int k = 0;; ++k) {
+                bp_context_def def;
+                if (!crowded_option(&o, k, &def)) break;
+                bp_context *ctx = bpt_context(o.method, o.dim, &def);
+                const size_t tall = 10, n = tall + 1 + (small ? 200 : 0);
+                bpt_boxes_resize(&o.boxes, o.dim, n);
+                for (int frame = 0; frame < 4; ++frame) {
+                    for (size_t b = 0; b < tall; ++b) {
+                        float *box = bpt_box(&o.boxes, b);
+                        for (int a = 0; a < o.dim; ++a) {
+                            box[a] = a == 1 ? -27.74f : -27.75f;
+                            box[o.dim + a] = 0.0f;
+                        }
+                        box[o.dim + axis] = tops[(b + (size_t)frame) % 3];
+                    }
+                    float *pt = bpt_box(&o.boxes, tall);
+                    for (int a = 0; a < 2 * o.dim; ++a) pt[a] = -27.75f;
+                    if (frame % 2) pt[1] = pt[o.dim + 1] = -27.74f;  // now on the tall boxes' edge
+                    for (size_t b = tall + 1; b < n; ++b) {
+                        float *box = bpt_box(&o.boxes, b);
+                        for (int a = 0; a < o.dim; ++a) {
+                            box[a] = (float)bpt_uniform(&r, -60.0, 30.0);
+                            box[o.dim + a] = box[a] + (float)bpt_uniform(&r, 0.0, 2.0);
+                        }
+                    }
+                    bpt_note("extent: %zu boxes, tall along axis %d, option set %d, frame %d", n, axis, k, frame);
+                    oracle_frame(&o, ctx, o.boxes.v, n, BPT_BUFFER, false, "extent");
+                    bp_stats st;
+                    CHECK_OK(bp_get_stats(ctx, &st));
+                    const uint64_t bound = (uint64_t)n * (n - 1) / 2 + n;
+                    CHECK_MSG(st.checks <= bound, "%llu checks for %zu boxes (brute force: %llu)",
+                              (unsigned long long)st.checks, n, (unsigned long long)(n * (n - 1) / 2));
+                }
+                bp_context_destroy(ctx);
+            }
+        }
+    }
+    oracle_free(&o);
+}
+
 // Points (min == max): on a coarse lattice so that many coincide, plus points on box faces.
 static void case_points(int argc, char **argv) {
     oracle o;
@@ -717,6 +772,100 @@ static void case_dense(int argc, char **argv) {
     oracle_free(&o);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Shapes a grid sized by a typical extent finds hard (issue #16): long thin boxes, sizes over
+// decades, a few boxes as large as the world among tiny ones. Each set runs through every
+// delivery mode, then for frames on one context with small moves (the methods' coherence).
+
+static void shapes_frames(oracle *o, bpt_rng *r, const char *label, double step) {
+    bp_context *ctx = oracle_context(o, false, -1, true);
+    for (int f = 0; f < 6; ++f) {
+        bpt_note("%s: n = %zu, frame %d", label, o->boxes.n, f);
+        oracle_frame(o, ctx, o->boxes.v, o->boxes.n, f % 2 ? BPT_CALLBACK : BPT_BUFFER, false, label);
+        bpt_jiggle(r, &o->boxes, step);
+    }
+    bp_context_destroy(ctx);
+}
+
+// Sticks: one axis 50 to 100 times the others. `axis` < 0: each stick's long axis drawn at
+// random (the `sticks` scene); otherwise all along that axis.
+static void sticks_scene(bpt_rng *r, bpt_boxes *b, int d, size_t n, int axis) {
+    const double world = d == 2 ? 100.0 * sqrt((double)n / 1000.0) : 30.0 * cbrt((double)n / 1000.0);
+    bpt_boxes_resize(b, d, n);
+    for (size_t k = 0; k < n; ++k) {
+        const int ax = axis >= 0 ? axis : (int)bpt_below(r, (uint64_t)d);
+        const double thin = bpt_uniform(r, 0.05, 0.2);
+        double c[3], h[3];
+        for (int a = 0; a < d; ++a) {
+            h[a] = a == ax ? thin * bpt_uniform(r, 50.0, 100.0) : thin;
+            c[a] = bpt_uniform(r, 0.0, world);
+        }
+        bpt_set_box(bpt_box(b, k), d, c, h);
+    }
+}
+
+static void case_sticks(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(41);
+    for (int axis = -1; axis < o.dim; ++axis) {
+        sticks_scene(&r, &o.boxes, o.dim, 1500, axis);
+        oracle_all_modes(&o, axis < 0 ? "sticks on every axis" : "sticks along one axis");
+    }
+    sticks_scene(&r, &o.boxes, o.dim, 4000, -1);
+    shapes_frames(&o, &r, "sticks, frames", 0.3);
+    CHECK_MSG(o.got.n > o.boxes.n / 4, "sticks: %zu pairs for %zu boxes: too sparse to test much", o.got.n,
+              o.boxes.n);
+    oracle_free(&o);
+}
+
+// Half extents log-uniform over three decades (0.05 to 50; the same on every axis, as circles),
+// in a world where the median box is small.
+static void case_sizes(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(42);
+    const size_t n = 2500;
+    const double world = 100.0 * (o.dim == 2 ? sqrt((double)n / 1000.0) : cbrt((double)n / 1000.0)) * 2.0;
+    bpt_boxes_resize(&o.boxes, o.dim, n);
+    for (size_t k = 0; k < n; ++k) {
+        double c[3], h[3];
+        const double e = exp(bpt_uniform(&r, log(0.05), log(50.0)));
+        for (int a = 0; a < o.dim; ++a) {
+            h[a] = e;
+            c[a] = bpt_uniform(&r, 0.0, world);
+        }
+        bpt_set_box(bpt_box(&o.boxes, k), o.dim, c, h);
+    }
+    oracle_all_modes(&o, "sizes over three decades");
+    shapes_frames(&o, &r, "sizes, frames", 0.5);
+    oracle_free(&o);
+}
+
+// A few boxes as large as the world (and one larger) among thousands of tiny ones.
+static void case_giants(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(43);
+    const size_t n = 3000, giants = 6;
+    const double world = 100.0;
+    bpt_random_boxes(&r, &o.boxes, o.dim, n, world, 0.05, 0.6);
+    for (size_t g = 0; g < giants; ++g) {
+        // Spread through the index range, so that they are not all first or last.
+        const size_t k = g * (n / giants) + bpt_below(&r, n / giants);
+        double c[3], h[3];
+        for (int a = 0; a < o.dim; ++a) {
+            c[a] = bpt_uniform(&r, 0.0, world);
+            h[a] = g == 0 ? world * 3.0 : world * bpt_uniform(&r, 0.3, 0.6);
+        }
+        bpt_set_box(bpt_box(&o.boxes, k), o.dim, c, h);
+    }
+    oracle_all_modes(&o, "giants among tiny boxes");
+    shapes_frames(&o, &r, "giants, frames", 0.3);
+    CHECK_MSG(o.got.n >= n, "giants: %zu pairs, the world-sized boxes should meet every box", o.got.n);
+    oracle_free(&o);
+}
+
 static const bpt_case cases[] = {
     {"random", case_random},     {"large", case_large},       {"frames", case_frames},
     {"shuffle", case_shuffle},   {"touching", case_touching}, {"identical", case_identical},
@@ -724,6 +873,8 @@ static const bpt_case cases[] = {
     {"line_z", case_line_z},     {"huge", case_huge},         {"cover", case_cover},
     {"tiny", case_tiny},         {"one_spot", case_one_spot}, {"mixed_scale", case_mixed_scale},
     {"between", case_between},   {"dense", case_dense},       {"crowded", case_crowded},
+    {"sticks", case_sticks},     {"sizes", case_sizes},       {"giants", case_giants},
+    {"extent", case_extent},
 };
 
 BPT_MAIN(cases)
