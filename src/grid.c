@@ -487,41 +487,73 @@ static size_t grid_lower_bound(const bp_grid *g, int l, uint32_t key) {
     return lo;
 }
 
-// Index of the non-empty levels below `coarse` (the ones boxes of higher levels search): the
-// first sorted position of every cell (a region query's row is then two loads, no search) where
-// the budget allows, else of every row (each found by a binary search: rows x log n, far less
-// than a pass over the boxes); a level beyond both is searched whole.
-static bp_status grid_build_rows(bp_grid *g, size_t n, int coarse) {
+// Which of two occupied levels queries the other for their cross pairs. The candidates are
+// about the same either way; the row lookups are not: a box of level X spans about
+// 2^(shift_X - shift_Y + 1) + 1 cells of level Y on an axis where X's cells are larger, 3 where
+// they are not, and it looks up one row per cell on the axes past x (keys are x-contiguous). So
+// X queries Y when its boxes times their rows in Y are fewer than the other way round (ties: the
+// higher level queries): a few large boxes search the fine levels, but many small boxes ask a
+// coarse level rather than each large box walking the rows of a much finer one; a box long on
+// x asks the level of boxes long on y, through few rows.
+static double grid_rows_in(const grid_geom *G, const grid_level *X, const grid_level *Y) {
+    double rows = 1.0;
+    for (int a = 1; a < G->dim; ++a)
+        rows *= X->shift[a] > Y->shift[a] ? ldexp(1.0, X->shift[a] - Y->shift[a] + 1) + 1.0 : 3.0;
+    return rows;
+}
+
+static void grid_plan_cross(bp_grid *g) {
     const grid_geom *G = &g->geom;
-    // Offsets for every level under the budget, whether searched this frame or not, so that
-    // the reservation does not change while the grid does not (no allocation once warm).
+    const int occ = g->occupied_count;
+    if (occ > GRID_PLAN_MAX) return;  // the higher level queries the lower (grid_cross_pairs)
+    int t = 0;
+    for (int x = 0; x < occ; ++x) {
+        g->toff[x] = t;
+        const grid_level *X = &G->lv[g->occupied[x]];
+        const double nx = (double)(X->end - X->begin);
+        for (int y = 0; y < occ; ++y) {
+            if (y == x) continue;
+            const grid_level *Y = &G->lv[g->occupied[y]];
+            const double ny = (double)(Y->end - Y->begin);
+            const double xy = nx * grid_rows_in(G, X, Y), yx = ny * grid_rows_in(G, Y, X);
+            if (xy < yx || (xy == yx && x > y)) g->targets[t++] = g->occupied[y];
+        }
+    }
+    g->toff[occ] = t;
+}
+
+// Index of the levels that other levels' boxes search: the first sorted position of every cell
+// (a region query's row is then two loads, no search) where the budget allows, else of every row
+// (each found by a binary search: rows x log n, far less than a pass over the boxes); a level
+// beyond both is searched whole. Coarse levels first (they are small and most searched). The
+// budget is reserved whole, so that the reservation does not change while n does not (no
+// allocation once warm).
+static bp_status grid_build_rows(bp_grid *g, size_t n) {
+    const grid_geom *G = &g->geom;
     const size_t budget = 2 * n + 4096;
+    bp_status st = BP_OK;
+    g->rows = bp_grow(g->base.ctx, g->rows, &g->rows_cap, budget + 1, sizeof *g->rows, false, &st);
+    if (st != BP_OK) return st;
+    const bool planned = g->occupied_count <= GRID_PLAN_MAX;
+    bool searched[GRID_MAX_LEVELS];
+    memset(searched, 0, sizeof searched);
+    if (planned) {
+        for (int t = 0; t < g->toff[g->occupied_count]; ++t) searched[g->targets[t]] = true;
+    } else {
+        for (int o = 0; o + 1 < g->occupied_count; ++o) searched[g->occupied[o]] = true;
+    }
+    const uint32_t *keys = g->keys;
     size_t total = 0;
-    for (int l = 0; l < G->levels; ++l) {
+    for (int o = g->occupied_count - 1; o >= 0; --o) {
+        const int l = g->occupied[o];
+        if (!searched[l]) continue;
         const grid_level *L = &G->lv[l];
         const size_t rows = L->size / L->stride[1] + 1, cells = (size_t)L->size + 1;
         g->cells_ok[l] = total + cells <= budget;
         g->rows_ok[l] = !g->cells_ok[l] && total + rows <= budget;
-        if (g->cells_ok[l] || g->rows_ok[l]) {
-            g->roff[l] = total;
-            total += g->cells_ok[l] ? cells : rows;
-        }
-    }
-    for (int l = 0; l < G->levels; ++l) {
-        if (l < coarse && G->lv[l].end != G->lv[l].begin) continue;
-        g->rows_ok[l] = g->cells_ok[l] = false;
-    }
-    bp_status st = BP_OK;
-    g->rows = bp_grow(g->base.ctx, g->rows, &g->rows_cap, total + 1, sizeof *g->rows, false, &st);
-    if (st != BP_OK) {
-        memset(g->rows_ok, 0, sizeof g->rows_ok);
-        memset(g->cells_ok, 0, sizeof g->cells_ok);
-        return st;
-    }
-    const uint32_t *keys = g->keys;
-    for (int o = 0; o < g->occupied_count && g->occupied[o] < coarse; ++o) {
-        const int l = g->occupied[o];
-        const grid_level *L = &G->lv[l];
+        if (!g->cells_ok[l] && !g->rows_ok[l]) continue;
+        g->roff[l] = total;
+        total += g->cells_ok[l] ? cells : rows;
         uint32_t *out = g->rows + g->roff[l];
         if (g->cells_ok[l]) {
             size_t p = L->begin;
@@ -531,8 +563,6 @@ static bp_status grid_build_rows(bp_grid *g, size_t n, int coarse) {
             }
             continue;
         }
-        if (!g->rows_ok[l]) continue;
-        const size_t rows = L->size / L->stride[1] + 1;
         size_t p = L->begin;
         for (size_t r = 0; r < rows; ++r) {
             const uint64_t start = (uint64_t)L->base + (uint64_t)r * L->stride[1];
@@ -688,11 +718,10 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
     return BP_OK;
 }
 
-// Cross-level pairs: each box of level m (boxes [p0, p1)) against the occupied levels of lower
-// index, as a region query of its own box (each pair is found from its box in the level of
-// higher index only). Levels of larger x shift have the higher index: a box long on x queries the
-// others through a few rows (keys are x-contiguous), not a row per cell of its length.
-static bp_status grid_cross_pairs(const bp_grid *g, int m, size_t p0, size_t p1, bp_sink *sink, uint64_t *checks) {
+// Cross-level pairs: each box of occupied level mo (boxes [p0, p1)) against the levels it
+// queries (grid_plan_cross), as a region query of its own box: each pair of boxes in two levels
+// is found from the one whose level queries the other's, once.
+static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1, bp_sink *sink, uint64_t *checks) {
     const grid_geom *G = &g->geom;
     const int d = G->dim;
     const uint32_t *BP_RESTRICT keys = g->keys;
@@ -710,8 +739,10 @@ static bp_status grid_cross_pairs(const bp_grid *g, int m, size_t p0, size_t p1,
         }
         int64_t c0[3], c1[3];
         grid_cells(G, box, c0, c1);
-        for (int o = 0; o < g->occupied_count && g->occupied[o] < m; ++o) {
-            const int l = g->occupied[o];
+        const bool planned = g->occupied_count <= GRID_PLAN_MAX;
+        const int t0 = planned ? g->toff[mo] : 0, t1 = planned ? g->toff[mo + 1] : mo;
+        for (int t = t0; t < t1; ++t) {
+            const int l = planned ? g->targets[t] : g->occupied[t];
             const grid_level *L = &G->lv[l];
             int64_t lo[3], hi[3];
             grid_region(G, L, c0, c1, lo, hi);
@@ -992,6 +1023,7 @@ typedef struct grid_pairs_job {
     int nseg;
     size_t off[2 * GRID_MAX_LEVELS + 1];
     int level[2 * GRID_MAX_LEVELS];
+    int occ[2 * GRID_MAX_LEVELS];  // the level's place among the occupied ones
     bool cross[2 * GRID_MAX_LEVELS];
 } grid_pairs_job;
 
@@ -1006,7 +1038,7 @@ static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, uint32_t work
         const size_t p0 = L->begin + (v0 > j->off[s] ? v0 - j->off[s] : 0);
         const size_t p1 = L->begin + (v1 < j->off[s + 1] ? v1 : j->off[s + 1]) - j->off[s];
         bp_status st;
-        if (j->cross[s]) st = grid_cross_pairs(g, j->level[s], p0, p1, sink, checks);
+        if (j->cross[s]) st = grid_cross_pairs(g, j->occ[s], p0, p1, sink, checks);
         else if (g->geom.dim == 2) st = grid_level_pairs2(g, L, p0, p1, sink, checks);
         else st = grid_level_pairs3(g, L, p0, p1, sink, checks);
         if (st != BP_OK) return st;
@@ -1091,8 +1123,9 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
             g->occupied[g->occupied_count++] = l;
         }
     }
+    grid_plan_cross(g);
     if (coarse > 0) {
-        st = grid_build_rows(g, n, coarse);
+        st = grid_build_rows(g, n);
         if (st != BP_OK) return st;
     }
     // Where the table could serve, the crowding that decides between the layouts next frame.
@@ -1109,12 +1142,15 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     memset(&pj, 0, sizeof pj);
     pj.g = g;
     size_t items = 0;
+    const bool planned = g->occupied_count <= GRID_PLAN_MAX;
     for (int o = 0; o < g->occupied_count; ++o) {
         const int l = g->occupied[o];
         const grid_level *L = &G->lv[l];
-        for (int cross = 0; cross < 1 + (o > 0); ++cross) {
+        const bool queries = planned ? g->toff[o + 1] > g->toff[o] : o > 0;
+        for (int cross = 0; cross < 1 + queries; ++cross) {
             pj.off[pj.nseg] = items;
             pj.level[pj.nseg] = l;
+            pj.occ[pj.nseg] = o;
             pj.cross[pj.nseg++] = cross;
             items += L->end - L->begin;
         }

@@ -13,6 +13,9 @@
 
 // Levels are tuples of per-axis shifts (docs/grid.md, "Long boxes"): at most this many.
 #define GRID_MAX_LEVELS 1024
+// Up to this many occupied levels, each two choose which one queries the other; beyond, the
+// higher level queries the lower (targets then holds no list: toff is all zero).
+#define GRID_PLAN_MAX 64
 // Sentinel keys after the last box: every scan stops there without a bounds test.
 #define GRID_PAD 16  // also covers the prefetch distance
 #define GRID_SENTINEL UINT32_MAX
@@ -74,6 +77,10 @@ typedef struct bp_grid {
     // The levels holding boxes this frame, ascending: the pair passes and queries visit only these.
     int occupied[GRID_MAX_LEVELS];
     int occupied_count;
+    // Cross-level pairs: the boxes of occupied level o query the levels targets[toff[o] ..
+    // toff[o + 1]) (grid_plan_cross: for each two levels, the side with fewer row lookups).
+    int toff[GRID_MAX_LEVELS + 1];
+    int targets[GRID_PLAN_MAX * GRID_PLAN_MAX / 2];
     uint64_t resorts;     // frames that needed a full radix sort
     // The table layout (src/grid_table.c): cells are lists through a table of every level-0
     // cell instead of runs of a sorted order. keys and boxes then hold every box in input order,
