@@ -193,6 +193,7 @@ static void case_oracle(int argc, char **argv) {
             def.dimension = dim;
             def.rebalance_threshold = variant ? 0.0f : 0.25f;
             def.method = variant ? BP_METHOD_SWEEP : BP_METHOD_AUTO;
+            def.workers = variant ? 2 : 1;
             failing f = {0, 0, 0, false};  // counts only: nothing may be left after destroy
             def.allocator = (bp_allocator){f_alloc, f_free, &f};
             bp_mpi_context *ctx;
