@@ -177,6 +177,45 @@ static void grid_for(int dim, double world, int *counts, float *cuts) {
     }
 }
 
+// The statistics agree between ranks: copies sent = copies received, forwarded pairs arrive,
+// the global fields are the same everywhere; a threshold of 0 cuts new regions every frame, and
+// the caller's grid (frames 4-5) never.
+static void check_stats(const bp_mpi_stats *st, int frame, int variant, bool grid, double prev_imbalance) {
+    uint64_t mine[4] = {st->ghosts_sent, st->ghosts_received, st->pairs_forwarded, st->pairs}, sum[4];
+    MPI_Allreduce(mine, sum, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_EQ(sum[0], sum[1]);
+    CHECK(st->kept + st->ghosts_received >= st->kept);
+    double imb[2] = {st->imbalance, -st->imbalance}, ext[2];
+    MPI_Allreduce(imb, ext, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(ext[0] == -ext[1]);
+    int rb = st->rebalanced, rbs[2], neg[2] = {rb, -rb};
+    MPI_Allreduce(neg, rbs, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(rbs[0] == -rbs[1]);
+    if (frame == 0 || frame == 6) CHECK(st->rebalanced);  // the first frame; back from the grid
+    else if (grid) CHECK(!st->rebalanced);
+    else if (variant == 1) CHECK_EQ(st->rebalanced, prev_imbalance > 0.0);
+    if (ranks_ == 1) CHECK_EQ(sum[0], 0);
+}
+
+// The regions tile space: a random point lies in the region of the rank bp_mpi_rank_of names,
+// and in no other.
+static void check_regions(const bp_mpi_context *ctx, int dim, double world) {
+    bpt_rng r = bpt_rng_make(77);
+    for (int k = 0; k < 200; ++k) {
+        float p[3];
+        for (int a = 0; a < dim; ++a) p[a] = (float)bpt_uniform(&r, -0.1 * world, 1.1 * world);
+        int owner = -1;
+        CHECK_OK(bp_mpi_rank_of(ctx, p, &owner));
+        for (int q = 0; q < ranks_; ++q) {
+            float lo[3], hi[3];
+            CHECK_OK(bp_mpi_get_region(ctx, q, lo, hi));
+            bool in = true;
+            for (int a = 0; a < dim; ++a) in &= lo[a] <= p[a] && p[a] < hi[a];
+            CHECK_MSG(in == (q == owner), "point in region %d, located in %d", q, owner);
+        }
+    }
+}
+
 // Every scene, several frames: ownership by index, by region and with an empty rank; buffer and
 // callback; the balanced default, a threshold of 0 (a new cut every frame) and the caller's grid.
 static void case_oracle(int argc, char **argv) {
@@ -199,6 +238,7 @@ static void case_oracle(int argc, char **argv) {
             bp_mpi_context *ctx;
             CHECK_OK(bp_mpi_create(&def, &ctx));
             u64pairs got = {0};
+            double prev_imbalance = 0.0;
             for (int frame = 0; frame < 8; ++frame) {
                 bpt_note("scene %s dim %d variant %d frame %d", bp_scene_name((bp_scene_kind)kind), dim, variant, frame);
                 if (frame == 4) {
@@ -224,6 +264,9 @@ static void case_oracle(int argc, char **argv) {
                 CHECK_EQ(st.objects, m);
                 CHECK_EQ(st.pairs, got.n);
                 CHECK(st.imbalance >= 0.0);
+                check_stats(&st, frame, variant, frame == 4 || frame == 5, prev_imbalance);
+                prev_imbalance = st.imbalance;
+                check_regions(ctx, dim, s.world);
                 // Several moves per frame: objects cross the region borders between calls.
                 for (int k = 0; k < 3; ++k) bp_scene_step(&s);
             }
