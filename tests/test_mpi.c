@@ -313,6 +313,40 @@ static void case_empty(int argc, char **argv) {
     bp_scene_free(&s);
 }
 
+// A warm context allocates nothing: objects owned by region and moving, the same pairs as brute
+// force, and no allocation on any rank once a few frames have sized the buffers.
+static void case_warm(int argc, char **argv) {
+    const int dim = bpt_dim_arg(argc, argv, 0);
+    const size_t n = 3000, F = (size_t)(2 * dim);
+    bp_scene s;
+    CHECK(bp_scene_init_kind(&s, BP_SCENE_UNIFORM, n, dim, bpt_seed) == 0);
+    float *all = bpt_xrealloc(NULL, n * F * sizeof(float)), *mine = bpt_xrealloc(NULL, n * F * sizeof(float));
+    uint64_t *ids = bpt_xrealloc(NULL, n * sizeof(uint64_t));
+    failing f = {0, 0, 0, false};
+    bp_mpi_def def = bp_mpi_default_def();
+    def.dimension = dim;
+    def.allocator = (bp_allocator){f_alloc, f_free, &f};
+    bp_mpi_context *ctx;
+    CHECK_OK(bp_mpi_create(&def, &ctx));
+    u64pairs got = {0};
+    long warm = 0;
+    for (int frame = 0; frame < 14; ++frame) {
+        bpt_note("frame %d", frame);
+        bp_scene_boxes(&s, all);
+        const size_t m = pick(all, n, dim, frame == 0 ? 0 : 1, frame, ctx, mine, ids);
+        CHECK_OK(find(ctx, dim, mine, ids, m, frame % 2 == 1, &got));
+        expect_union(all, n, dim, got.v, got.n, ids, m);
+        if (frame == 6) warm = f.count;
+        if (frame > 6) CHECK_MSG(f.count == warm, "rank %d allocated %ld times in warm frame %d", rank_, f.count - warm, frame);
+        bp_scene_step(&s);
+    }
+    free(got.v);
+    bp_mpi_destroy(ctx);
+    CHECK_EQ(f.live, 0);
+    free(all), free(mine), free(ids);
+    bp_scene_free(&s);
+}
+
 static bool stop_on_last(const bp_mpi_pair *pairs, size_t count, void *user) {
     (void)pairs, (void)count, (void)user;
     return rank_ != ranks_ - 1;
@@ -469,6 +503,7 @@ static void case_nomem(int argc, char **argv) {
 static const bpt_case cases[] = {
     {"oracle", case_oracle},
     {"empty", case_empty},
+    {"warm", case_warm},
     {"errors", case_errors},
     {"nomem", case_nomem},
 };
