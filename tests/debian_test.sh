@@ -23,7 +23,8 @@ command -v dh >/dev/null 2>&1 || skip "dh not found (Debian package debhelper)"
 rm -rf "$WORK"
 mkdir -p "$WORK/src" "$WORK/root" || fail "cannot make $WORK"
 # The working tree as it is (uncommitted changes included), without builds or git data.
-tar -C "$SRC" --exclude='./build*' --exclude=./.git --exclude=./debian/tmp -cf - . | tar -C "$WORK/src" -xf - ||
+tar -C "$SRC" --exclude='./build*' --exclude=./.git --exclude=./debian/tmp --exclude=./out --exclude=node_modules \
+    --exclude=__pycache__ -cf - . | tar -C "$WORK/src" -xf - ||
     fail "copying the source tree"
 
 start=$SECONDS

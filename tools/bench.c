@@ -78,8 +78,7 @@ static const char bm_usage[] =
 // The options, apart: ISO C bounds a string literal's length.
 static const char bm_usage_options[] =
     "  --scene NAME   uniform, clustered, mixed, line, seed, sticks, sizes, static, shooter, or all;\n"
-    "                 a comma list\n"
-    "                 works too (default: seed at N = 500 and uniform at N = 100000)\n"
+    "                 a comma list works too (default: seed at N = 500 and uniform at N = 100000)\n"
     "  --n N,...      object counts (default: 500 for seed, 100000 for the others; shooter: bullets)\n"
     "  --dim 2|3      dimension (default 2)\n"
     "  --method LIST  comma list of brute, sweep, grid, quadtree, rdc, auto, the bench-only\n"

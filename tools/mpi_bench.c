@@ -1,4 +1,4 @@
-// broadphase-mpi-bench: a SCENES.md scene split over MPI ranks (docs/mpi.md).
+// broadphase-mpi-bench: a docs/scenes.md scene split over MPI ranks (docs/mpi.md).
 //
 //   mpirun -np 2 build/mpi/broadphase-mpi-bench --scene uniform --n 2000000 --frames 10
 //   mpirun -np 1 build/mpi/broadphase-mpi-bench --scene uniform --n 2000000 --frames 10 --serial
