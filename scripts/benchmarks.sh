@@ -274,7 +274,7 @@ world_section() {
     echo "as persistent worlds (only the moved proxies updated, their own pair cache; checked against our"
     echo "pairs, begins and ends every frame), and our stateless methods given every box each frame. Then"
     echo "\`uniform\` with every proxy moved every frame through the world: the cost of the world when"
-    echo "everything moves. Mean ms per frame over $wframes timed frames (10 for uniform), one thread;"
+    echo "everything moves. Mean ms per frame over the timed frames (per N: $wframes; uniform: 10), one thread;"
     echo "measured $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, load average at the end $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")."
     echo
     world_reading "$tmp/world2d/bench.csv" "$tmp/world3d/bench.csv" "$tmp/worldall/bench.csv"
@@ -282,6 +282,7 @@ world_section() {
     echo '```'
     for f in world2d world3d worldall; do
         awk '/: mean ms per frame/ { on = 1 } on && /^$/ { on = 0; print "" } on { print }' "$tmp/$f.txt"
+        echo
     done
     echo '```'
     echo "<!-- world: end -->"
