@@ -1,4 +1,4 @@
-// The scenes of SCENES.md, draw for draw. Built with -ffp-contract=off (bp_warnings) so that
+// The scenes of docs/scenes.md, draw for draw. Built with -ffp-contract=off (bp_warnings) so that
 // no multiply-add is fused: the check values depend on plain IEEE double arithmetic.
 #include "scene.h"
 

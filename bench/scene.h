@@ -1,4 +1,4 @@
-// The benchmark scenes of SCENES.md (/work/shared/SCENES.md): a deterministic generator shared by
+// The benchmark scenes of docs/scenes.md: a deterministic generator shared by
 // the CLI's bench, the tests and every engineer's timing runs, so all numbers are comparable.
 #ifndef BP_BENCH_SCENE_H
 #define BP_BENCH_SCENE_H
@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/// The scene kinds of SCENES.md.
+/// The scene kinds of docs/scenes.md.
 typedef enum bp_scene_kind {
     BP_SCENE_UNIFORM = 0,
     BP_SCENE_CLUSTERED,
@@ -48,21 +48,21 @@ const char *bp_scene_name(bp_scene_kind kind);
 /// Parses a scene name. Returns 0 on success, -1 for an unknown name.
 int bp_scene_from_name(const char *name, bp_scene_kind *kind);
 
-/// splitmix64 and the draws of SCENES.md, exposed for tests.
+/// splitmix64 and the draws of docs/scenes.md, exposed for tests.
 uint64_t bp_scene_next(uint64_t *state);
 double bp_scene_u01(uint64_t *state);
 double bp_scene_uniform(uint64_t *state, double a, double b);
 double bp_scene_gauss(uint64_t *state);
 
 /// Builds frame 0 of the scene `name` with n objects in dimension dim (2 or 3) from `seed`
-/// (SCENES.md's default seed is 1). Returns 0, or -1 for an unknown name, bad dim, n == 0 or
+/// (docs/scenes.md's default seed is 1). Returns 0, or -1 for an unknown name, bad dim, n == 0 or
 /// n > BP_MAX_BOXES, or out of memory (then *s holds nothing and bp_scene_free is optional).
 int bp_scene_init(bp_scene *s, const char *name, size_t n, int dim, uint64_t seed);
 
 /// As bp_scene_init, from a kind.
 int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint64_t seed);
 
-/// Moves every object one frame (SCENES.md "Objects and motion").
+/// Moves every object one frame (docs/scenes.md "Objects and motion").
 void bp_scene_step(bp_scene *s);
 
 /// Writes the n boxes of the current frame to `out`: n bp_box2 (dim 2) or bp_box3 (dim 3),

@@ -1,4 +1,4 @@
-// The world scenes of SCENES.md, draw for draw (built with -ffp-contract=off, like scene.c:
+// The world scenes of docs/scenes.md, draw for draw (built with -ffp-contract=off, like scene.c:
 // the check values depend on plain IEEE double arithmetic).
 #include "world_scene.h"
 
@@ -91,7 +91,7 @@ int bp_wscene_init(bp_wscene *s, bp_wscene_kind kind, size_t count, int dim, uin
     return 0;
 }
 
-// SCENES.md's move rule for slot k.
+// docs/scenes.md's move rule for slot k.
 static void bp_wscene_move(bp_wscene *s, size_t k) {
     size_t d = (size_t)s->dim;
     double *p = s->p + k * d, *v = s->v + k * d, r = s->r[k], w = s->world;

@@ -1,4 +1,4 @@
-// The world scenes of SCENES.md ("World scenes"): `static` (1% of the objects move, the rest are
+// The world scenes of docs/scenes.md ("World scenes"): `static` (1% of the objects move, the rest are
 // static) and `shooter` (seed 002: ships and bullets that live 60 frames, with categories and
 // masks). Objects live in slots; a bullet that dies is replaced in its slot by a new object
 // (a new serial), so a persistent world removes the old proxy and adds a new one. Each step
@@ -23,7 +23,7 @@ typedef enum bp_wscene_kind {
 /// A bullet lives this many frames (a second at 60 Hz).
 #define BP_WSCENE_BULLET_LIFE 60
 
-/// Categories and masks of the shooter (SCENES.md).
+/// Categories and masks of the shooter (docs/scenes.md).
 #define BP_WSCENE_SHIP_CATEGORY 2u
 #define BP_WSCENE_SHIP_MASK 3u
 #define BP_WSCENE_BULLET_CATEGORY 1u
@@ -59,7 +59,7 @@ int bp_wscene_from_name(const char *name, bp_wscene_kind *kind);
 /// argument (count 0, slots above 2^30) or out of memory (then *s holds nothing).
 int bp_wscene_init(bp_wscene *s, bp_wscene_kind kind, size_t count, int dim, uint64_t seed);
 
-/// One frame (SCENES.md): moves, then (shooter) ages the bullets and replaces the dead.
+/// One frame (docs/scenes.md): moves, then (shooter) ages the bullets and replaces the dead.
 void bp_wscene_step(bp_wscene *s);
 
 /// Slot k's box now: 2 * dim floats, min then max, each p -+ r in double rounded to nearest.

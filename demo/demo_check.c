@@ -1,4 +1,4 @@
-// Test for broadphase-demo's headless picture: recomputes the scene at frame K from the SCENES.md
+// Test for broadphase-demo's headless picture: recomputes the scene at frame K from the docs/scenes.md
 // generator, finds which circles overlap (all pairs, in double) and checks the PNG: the pixel at
 // every overlapping circle's centre is red, at every isolated circle's centre white. The PNG is
 // decoded by the demo's own strict reader and, where libstb-dev is installed, also by

@@ -19,6 +19,8 @@
 ///         for (size_t k = 0; k < out.count; ++k) use(out.pairs[k].i, out.pairs[k].j);
 ///     }
 ///     bp_context_destroy(ctx);
+///
+/// Copyright (c) 2026 The broadphase authors. SPDX-License-Identifier: MIT (see LICENSE).
 #ifndef BROADPHASE_H
 #define BROADPHASE_H
 
@@ -31,9 +33,9 @@ extern "C" {
 #endif
 
 #define BP_VERSION_MAJOR 0
-#define BP_VERSION_MINOR 1
+#define BP_VERSION_MINOR 2
 #define BP_VERSION_PATCH 0
-#define BP_VERSION_STRING "0.1.0"
+#define BP_VERSION_STRING "0.2.0"
 
 #if defined(BP_STATIC)
 #define BP_API
@@ -135,7 +137,11 @@ typedef struct bp_indices {
 
 /// Allocation hooks. `alloc` returns memory aligned to `align` (a power of two, at most 64) or
 /// NULL; `free` receives the size that was asked for. All three zero: the C library. With several
-/// workers the hooks may be called from any of them, but never from two at once.
+/// workers the hooks may be called from any of them, but never from two at once. Hooks that
+/// break this promise (a block not aligned as asked, or a block handed out again while it is
+/// still in use) are outside the contract: the library's behaviour is then undefined. Debug
+/// builds (without NDEBUG) assert both where it is cheap. Returning NULL is always allowed:
+/// the call fails with BP_ERR_NOMEM, leaks nothing, and the context or world stays usable.
 typedef struct bp_allocator {
     void *(*alloc)(size_t size, size_t align, void *user);
     void (*free)(void *ptr, size_t size, void *user);

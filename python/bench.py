@@ -3,7 +3,7 @@
 
     /usr/bin/python3 python/bench.py --n 100000,1000000
 
-On the SCENES.md scene (uniform 2D by default, seed 1, frame 0 for one-call timings and frames
+On the docs/scenes.md scene (uniform 2D by default, seed 1, frame 0 for one-call timings and frames
 1..F for per-frame timings), each contender is timed as a Python user sees it: the whole call,
 conversion of the input included, from numpy arrays to an array (or list) of pairs. Its pairs are
 checked against broadphase's, and a table is printed.
@@ -358,7 +358,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", default="100000,1000000", help="comma-separated object counts (default 100000,1000000)")
     ap.add_argument("--scene", default="uniform", choices=["uniform", "clustered", "line", "seed"],
-                    help="a SCENES.md scene with one radius for all (default uniform)")
+                    help="a docs/scenes.md scene with one radius for all (default uniform)")
     ap.add_argument("--dim", type=int, default=2, choices=[2, 3])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--frames", type=int, default=10, help="frames for the per-frame rows (default 10)")

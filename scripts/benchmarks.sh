@@ -6,10 +6,16 @@
 #
 #   scripts/benchmarks.sh            full run: 2D uniform, clustered, mixed, line and 3D uniform at
 #                                    N = 1,000, 10,000, 100,000 and 1,000,000, 20 frames each
-#                                    (SCENES.md's mean over 20 frames); sticks and sizes (issue #16)
-#                                    at 100,000 and 1,000,000 in 2D, 100,000 in 3D; seed's crowds at
-#                                    30,000 and 100,000; about 40-50 minutes on a 2-core machine
+#                                    ([docs/scenes.md](docs/scenes.md)'s mean over 20 frames); sticks
+#                                    and sizes (issue #16) at 100,000 and 1,000,000 in 2D, 100,000 in
+#                                    3D; seed's crowds at 30,000 and 100,000; about 40-50 minutes on
+#                                    a 2-core machine
 #   scripts/benchmarks.sh --quick    N = 10,000 and 100,000, 5 frames: a try-out in a few minutes
+#   scripts/benchmarks.sh --only world,workers
+#                                    only those sections, rewritten in place in the existing
+#                                    BENCHMARKS.md: `world` (issue #13: static and shooter, 2D and 3D,
+#                                    at 100,000 and 1,000,000, uniform 1,000,000 through the world;
+#                                    about 10 minutes), `workers` (issue #14; about 5 minutes)
 #
 # The raw bench outputs (per-N tables with checks and pairs, CSVs) are kept in DIR/benchmarks-raw.
 # Options: --build DIR (Release build used, default build-bench), --output FILE (default
@@ -23,13 +29,15 @@ build="$root/build-bench"
 output="$root/BENCHMARKS.md"
 img="$root/docs/img"
 quick=0
+only=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1 ;;
+    --only) only=$2; shift ;;
     --build) build=$2; shift ;;
     --output) output=$2; shift ;;
     --img) img=$2; shift ;;
-    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benchmarks.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -66,6 +74,17 @@ else
     tframes=20,10
 fi
 
+# The persistent world (issue #13): its scenes at the headline sizes, the peers as persistent
+# worlds, our stateless methods given every box each frame; and uniform with every proxy moved.
+if [ "$quick" -eq 1 ]; then
+    wns=100000
+    wframes=5
+else
+    wns=100000,1000000
+    wframes=20,10
+fi
+wmethods=sweep,grid,auto,world,world-incremental,world-rebuild
+
 echo "benchmarks.sh: building $build (Release)" >&2
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBP_WERROR=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
@@ -84,15 +103,32 @@ run() {
     echo "benchmarks.sh: broadphase bench $* ($(($(date +%s) - start)) s so far)" >&2
     "$bin" bench "$@" >"$tmp/$name.txt"
 }
-run 2d --scene uniform,clustered,mixed,line --n "$ns" --frames "$frames" --method all --peers --memory --out "$tmp/2d"
-run 3d --scene uniform --dim 3 --n "$ns" --frames "$frames" --method all --peers --out "$tmp/3d"
-run seed --scene seed --n 500,1000,3000 --frames "$seed_frames" --method all --peers
-run shapes2d --scene sticks,sizes --n "$shape_ns" --frames "$shape_frames" --method all --peers --out "$tmp/shapes2d"
-run shapes3d --scene sticks,sizes --dim 3 --n 100000 --frames 5 --method all --peers --out "$tmp/shapes3d"
-run crowds --scene seed --n "$crowd_ns" --frames "$crowd_frames" --method all --peers --out "$tmp/crowds"
-tmethods=sweep,grid,quadtree,rdc,auto
-run threads2d --scene uniform,clustered,mixed --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
-run threads3d --scene uniform --dim 3 --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
+# wanted SECTION: true for a full run, or when --only names it.
+wanted() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+for section in ${only//,/ }; do
+    case "$section" in
+    world | workers) ;;
+    *) echo "benchmarks.sh: --only knows world and workers, not '$section'" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$only" ]; then
+    run 2d --scene uniform,clustered,mixed,line --n "$ns" --frames "$frames" --method all --peers --memory --out "$tmp/2d"
+    run 3d --scene uniform --dim 3 --n "$ns" --frames "$frames" --method all --peers --out "$tmp/3d"
+    run seed --scene seed --n 500,1000,3000 --frames "$seed_frames" --method all --peers
+    run shapes2d --scene sticks,sizes --n "$shape_ns" --frames "$shape_frames" --method all --peers --out "$tmp/shapes2d"
+    run shapes3d --scene sticks,sizes --dim 3 --n 100000 --frames 5 --method all --peers --out "$tmp/shapes3d"
+    run crowds --scene seed --n "$crowd_ns" --frames "$crowd_frames" --method all --peers --out "$tmp/crowds"
+fi
+if wanted workers; then
+    tmethods=sweep,grid,quadtree,rdc,auto
+    run threads2d --scene uniform,clustered,mixed --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
+    run threads3d --scene uniform --dim 3 --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
+fi
+if wanted world; then
+    run world2d --scene static,shooter --n "$wns" --frames "$wframes" --method "$wmethods" --peers --out "$tmp/world2d"
+    run world3d --scene static,shooter --dim 3 --n "$wns" --frames "$wframes" --method "$wmethods" --peers --out "$tmp/world3d"
+    run worldall --scene uniform --n "${wns##*,}" --frames 10 --method sweep,grid,auto,world,world-rebuild --out "$tmp/worldall"
+fi
 elapsed=$(($(date +%s) - start))
 # The raw outputs (every table with its checks and pairs, the CSVs) stay in the build folder.
 rm -rf "$build/benchmarks-raw"
@@ -177,12 +213,121 @@ findings() {
     }' "$@"
 }
 
+
+# The persistent world's reading (issue #13), from the world CSVs: per scene, dimension and N,
+# the world (AUTO, what a user gets; the forced modes are in the tables), our fastest stateless method (every box each frame), the fastest peer
+# that agreed with us, and the issue's goals: static 10x both, shooter 5x the best peer,
+# everything moving (uniform) at most 1.5x the stateless time.
+world_reading() {
+    awk -F, 'NR > 1 && $1 != "scene" && $13 == "ok" && $7 != "" {
+        key = $1 "|" $2 "|" $3
+        if (!(key in seen)) { seen[key] = 1; order[++count] = key }
+        v = $7 + 0
+        if ($12 == "ours" && $4 == "world") {
+            if (!(key in wm) || v < wm[key]) { wm[key] = v; wn[key] = $4 }
+        } else if ($12 == "ours" && $4 !~ /^world/ && $4 != "naive-sweep" && $4 != "memcpy") {
+            if (!(key in cm) || v < cm[key]) { cm[key] = v; cn[key] = $4 }
+        } else if ($12 == "peer") {
+            if (!(key in pm) || v < pm[key]) { pm[key] = v; pn[key] = $4 }
+        }
+    }
+    END {
+        print "| scene | N | world | ms/frame | best stateless | ms/frame | world gain | best peer | ms/frame | best peer / world | goal |"
+        print "| --- | ---: | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | --- |"
+        for (k = 1; k <= count; ++k) {
+            split(order[k], part, "|"); key = order[k]
+            if (!(key in wm)) continue
+            gain = (key in cm) && wm[key] > 0 ? cm[key] / wm[key] : 0
+            peer = (key in pm) && wm[key] > 0 ? pm[key] / wm[key] : 0
+            if (part[1] == "static") {
+                goal = sprintf("10x context: %s; 10x peer: %s", gain >= 10 ? "met" : "not met", peer == 0 ? "no peer" : peer >= 10 ? "met" : "not met")
+            } else if (part[1] == "shooter") {
+                goal = sprintf("5x peer: %s", peer == 0 ? "no peer" : peer >= 5 ? "met" : "not met")
+            } else {
+                goal = sprintf("world <= 1.5x stateless: %s (%.2fx)", gain > 0 && 1 / gain <= 1.5 ? "met" : "not met", gain > 0 ? 1 / gain : 0)
+            }
+            c1 = "-"; c2 = "-"; c3 = "-"; p1 = "-"; p2 = "-"; p3 = "-"
+            if (key in cm) { c1 = cn[key]; c2 = sprintf("%.3f", cm[key]) }
+            if (gain > 0) c3 = sprintf("**%.1fx**", gain)
+            if (key in pm) { p1 = pn[key]; p2 = sprintf("%.3f", pm[key]) }
+            if (peer > 0) p3 = sprintf("**%.1fx**", peer)
+            printf "| %s %sD | %s | %s | %.3f | %s | %s | %s | %s | %s | %s | %s |\n", part[1], part[2], part[3], wn[key], wm[key], c1, c2, c3, p1, p2, p3, goal
+        }
+    }' "$@"
+}
+
+workers_section() {
+    echo "<!-- workers: begin (scripts/benchmarks.sh --only workers rewrites this section) -->"
+    echo "## Workers"
+    echo
+    echo "Issue #14: each method with 1 worker (no thread) against $(echo "$threads" | sed 's/^1,//; s/,/ and /') workers"
+    echo "(\`bp_context_def.workers\`, \`broadphase bench --threads $threads\`), wall clock, mean ms per frame, and"
+    echo "the speed-up (1-worker time over the time with workers: 2.00x is twice as fast). The pairs and"
+    echo "their order are the same for every worker count (tests/test_threads.c); calls under 32,768"
+    echo "boxes stay on one thread (docs/architecture.md, \"Threads\"). Measured $(date -u '+%Y-%m-%d %H:%M UTC'),"
+    echo "commit $commit, load average at the end $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")."
+    echo
+    echo '```'
+    for scene in uniform clustered mixed; do
+        block "$tmp/threads2d.txt" "^$scene 2D: mean ms per frame by worker count"
+    done
+    block "$tmp/threads3d.txt" "^uniform 3D: mean ms per frame by worker count"
+    echo '```'
+    echo "<!-- workers: end -->"
+}
+
+world_section() {
+    echo "<!-- world: begin (scripts/benchmarks.sh --only world rewrites this section) -->"
+    echo "## Persistent world"
+    echo
+    echo "Issue #13: the world scenes (docs/scenes.md: \`static\`, 1% of the proxies moving; \`shooter\`, N bullets"
+    echo "that live 60 frames among N/100 ships, with categories and masks) through \`bp_world\`"
+    echo "(rows \`world\`, and \`world-incremental\`/\`world-rebuild\` with the update's mode forced), the peers"
+    echo "as persistent worlds (only the moved proxies updated, their own pair cache; checked against our"
+    echo "pairs, begins and ends every frame), and our stateless methods given every box each frame. Then"
+    echo "\`uniform\` with every proxy moved every frame through the world: the cost of the world when"
+    echo "everything moves. Mean ms per frame over $wframes timed frames (10 for uniform), one thread;"
+    echo "measured $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, load average at the end $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")."
+    echo
+    world_reading "$tmp/world2d/bench.csv" "$tmp/world3d/bench.csv" "$tmp/worldall/bench.csv"
+    echo
+    echo '```'
+    for f in world2d world3d worldall; do
+        awk '/: mean ms per frame/ { on = 1 } on && /^$/ { on = 0; print "" } on { print }' "$tmp/$f.txt"
+    done
+    echo '```'
+    echo "<!-- world: end -->"
+}
+
+if [ -n "$only" ]; then
+    # Only the sections asked for, each in place between its markers; a section the file lacks
+    # goes before "## Peak memory" (or at the end).
+    [ -f "$output" ] || { echo "benchmarks.sh: --only rewrites sections of an existing $output" >&2; exit 1; }
+    for section in ${only//,/ }; do
+        "${section}_section" >"$tmp/section.md"
+        if grep -q "^<!-- $section: begin" "$output"; then
+            awk -v file="$tmp/section.md" -v name="$section" '
+                $0 ~ "^<!-- " name ": begin" { while ((getline line < file) > 0) print line; skip = 1; next }
+                $0 ~ "^<!-- " name ": end" { skip = 0; next }
+                !skip { print }' "$output" >"$tmp/out.md"
+        else
+            awk -v file="$tmp/section.md" '
+                /^## Peak memory/ && !done { while ((getline line < file) > 0) print line; print ""; done = 1 }
+                { print }
+                END { if (!done) { print ""; while ((getline line < file) > 0) print line } }' "$output" >"$tmp/out.md"
+        fi
+        cp "$tmp/out.md" "$output"
+    done
+    echo "benchmarks.sh: rewrote the sections $only of $output in $elapsed s of benchmarking" >&2
+    exit 0
+fi
+
 {
     echo "# Benchmarks"
     echo
     echo "Generated by \`scripts/benchmarks.sh$([ "$quick" -eq 1 ] && echo " --quick")\` from one run of"
     echo "\`broadphase bench\` (issue #6); regenerate it on your machine to compare. The scenes are those"
-    echo "of SCENES.md (seed 1); every method and peer replays the same frames; frame 0 is an untimed"
+    echo "of [docs/scenes.md](docs/scenes.md) (seed 1); every method and peer replays the same frames; frame 0 is an untimed"
     echo "warm-up (each one's build); the numbers are the mean milliseconds per frame over the timed"
     echo "frames, one thread, wall clock. Peers (docs/peers.md) are driven the way their documentation"
     echo "recommends for moving objects, and their exact pairs are compared with ours every frame: a"
@@ -251,7 +396,7 @@ findings() {
     done
     echo "## Seed 003's table"
     echo
-    echo "The \`seed\` scene (SCENES.md) at 500, 1,000 and 3,000 objects: per N, every method's mean,"
+    echo "The \`seed\` scene ([docs/scenes.md](docs/scenes.md)) at 500, 1,000 and 3,000 objects: per N, every method's mean,"
     echo "median and worst ms per frame, its pairs and candidate checks (at the last frame), and its"
     echo "speed-up over naive-sweep (seed 003's qsort + active list) and over our sweep."
     echo
@@ -260,20 +405,9 @@ findings() {
     block "$tmp/seed.txt" "^seed 2D: mean ms per frame"
     echo '```'
     echo
-    echo "## Workers"
+    workers_section
     echo
-    echo "Issue #14: each method with 1 worker (no thread) against $(echo "$threads" | sed 's/^1,//; s/,/ and /') workers"
-    echo "(\`bp_context_def.workers\`, \`broadphase bench --threads $threads\`), wall clock, mean ms per frame, and"
-    echo "the speed-up (1-worker time over the time with workers: 2.00x is twice as fast). The pairs and"
-    echo "their order are the same for every worker count (tests/test_threads.c); calls under 32,768"
-    echo "boxes stay on one thread (docs/architecture.md, \"Threads\")."
-    echo
-    echo '```'
-    for scene in uniform clustered mixed; do
-        block "$tmp/threads2d.txt" "^$scene 2D: mean ms per frame by worker count"
-    done
-    block "$tmp/threads3d.txt" "^uniform 3D: mean ms per frame by worker count"
-    echo '```'
+    world_section
     echo
     echo "## Peak memory at the largest N"
     echo
@@ -311,7 +445,7 @@ findings() {
     echo "\`chipmunk-bbtree-vel\` fattens its leaves by 0.1 s of motion (6 frames at 60 Hz), so for"
     echo "its first frames it hardly ever reinserts a leaf, then pays for many at once: its median is far"
     echo "below its mean, and a run of few frames (\`--quick\`) flatters it. The headline is the mean over"
-    echo "20 frames (SCENES.md)."
+    echo "20 frames ([docs/scenes.md](docs/scenes.md))."
     echo
     echo "Which method when (docs/methods.md has the guide): \`auto\` uses brute force below ~200"
     echo "boxes, sort-and-sweep up to 512 boxes in 2D (2,048 in 3D) and whenever the boxes spread along"

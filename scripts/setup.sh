@@ -46,10 +46,32 @@ optional+=(
   python3-scipy     # python/bench.py: cKDTree.query_pairs, a peer
   python3-shapely   # python/bench.py: shapely's STRtree (Debian 12: shapely 1.8), a peer
   python3-rtree     # python/bench.py: rtree (libspatialindex), a peer
+  emscripten        # scripts/build_web.sh: the browser demo (web/, test web_browser)
+  chromium          # test web_browser: the demo in headless Chromium (playwright-core from npm)
+)
+# Issue #19, what adopters expect (one block of its own, so parallel work does not collide):
+optional+=(
+  dpkg-dev          # tests/debian_test.sh: dpkg-buildpackage builds debian/ (test debian.package)
+  debhelper         #   (dh, debhelper-compat 13, as debian/control asks)
+  groff-base        # tests/man_test.sh: the manual pages format without warnings (tests man.*)
+  time              # tests/cli_test.sh unsorted_memory: GNU time's peak resident memory
+)
+# Issue #18, MPI past one machine:
+optional+=(
+  libopenmpi-dev    # mpi/: broadphase_mpi, broadphase-mpi-bench and tests/test_mpi (CMake finds MPI)
+  openmpi-bin       #   mpirun, which runs the MPI tests with 1 to 4 ranks (tests/mpi.cmake)
+)
+# Issue #17, fuzzing:
+optional+=(
+  clang             # tests/fuzz/run.sh (.ci/run): the libFuzzer targets (-DBP_FUZZ=ON, clang only)
+  libclang-rt-14-dev  #   and libFuzzer's and the sanitizers' runtimes for it (only recommended by clang)
 )
 
 if $full; then
   packages+=("${optional[@]}")
+  # npm: test web_browser fetches playwright-core with it. Only when no npm is on the PATH: a
+  # nodejs from NodeSource carries its own npm and conflicts with Debian's package.
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
 installed() {

@@ -28,7 +28,7 @@
 #endif
 
 // Finest cell edge as a multiple of the mean box extent (automatic levels); measured on the
-// SCENES.md scenes (docs/quadtree.md).
+// docs/scenes.md scenes (docs/quadtree.md).
 #define QT_CELL_FACTOR_STRICT 2.0
 #define QT_CELL_FACTOR_LOOSE 1.0
 // About this many boxes per finest cell if they were spread evenly (automatic levels): deeper
@@ -713,13 +713,6 @@ static bp_status qt_pairs_across(const bp_quadtree *q, size_t p0, size_t p1, siz
         if (st != BP_OK) return st;
     }
     return BP_OK;
-}
-
-// Whether integer range r (lo[d], hi[d]) reaches the cell region [c0, c1] on every axis.
-static inline bool qt_range_meets(const uint32_t *r, const uint32_t *c0, const uint32_t *c1, int d) {
-    bool ok = true;
-    for (int a = 0; a < d; ++a) ok &= (r[a] <= c1[a]) & (c0[a] <= r[d + a]);
-    return ok;
 }
 
 // Decodes a finest-level code into cell coordinates.

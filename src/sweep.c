@@ -4,7 +4,7 @@
 //    when few boxes moved out of order an insertion sort finishes it for less (it gives up,
 //    and the radix sort takes over, once it has moved more than a few elements per box);
 //  - the sweep axis is the one along which the boxes are most spread relative to their size,
-//    so that everything on one x (SCENES.md `line`) does not go quadratic;
+//    so that everything on one x (docs/scenes.md `line`) does not go quadratic;
 //  - the sweep reads structure-of-arrays copies in sorted order, 4 or 8 boxes at a time
 //    (sweep_kernel.c, shared with RDC).
 #include <math.h>

@@ -1,10 +1,10 @@
-# Scenes (SCENES.md check values) and the command-line tool. Needs the tools build (bp_bench).
+# Scenes (docs/scenes.md check values) and the command-line tool. Needs the tools build (bp_bench).
 if(TARGET bp_bench)
   add_executable(test_scene ${CMAKE_CURRENT_SOURCE_DIR}/test_scene.c)
   set_target_properties(test_scene PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_link_libraries(test_scene PRIVATE bp_bench broadphase::broadphase bp_warnings)
 
-  # Every row of the SCENES.md check-value table (seed 1): scene dim N frame pairs.
+  # Every row of the docs/scenes.md check-value table (seed 1): scene dim N frame pairs.
   set(BP_SCENE_CHECKS
     "seed 2 1000 0 9317"       "seed 2 1000 10 7277"
     "uniform 2 1000 0 127"     "uniform 2 1000 10 133"
@@ -52,6 +52,19 @@ if(TARGET broadphase_cli AND BP_BASH)
       endforeach()
     endforeach()
   endforeach()
+
+  # pairs --unsorted: the sorted output's set, in bounded memory.
+  foreach(method brute sweep grid quadtree rdc auto)
+    foreach(dim 2 3)
+      foreach(kind random identical)
+        add_test(NAME cli.unsorted.${method}.${dim}d.${kind} COMMAND ${BP_CLI_TEST} unsorted ${method} ${dim} ${kind})
+        list(APPEND BP_CLI_TESTS cli.unsorted.${method}.${dim}d.${kind})
+      endforeach()
+    endforeach()
+  endforeach()
+  add_test(NAME cli.unsorted.circles COMMAND ${BP_CLI_TEST} unsorted_circles)
+  add_test(NAME cli.unsorted.memory COMMAND ${BP_CLI_TEST} unsorted_memory)
+  list(APPEND BP_CLI_TESTS cli.unsorted.circles cli.unsorted.memory)
 
   add_test(NAME cli.circles COMMAND ${BP_CLI_TEST} circles)
   add_test(NAME cli.parse COMMAND ${BP_CLI_TEST} parse)

@@ -114,6 +114,45 @@ circles)
     cmp -s "$TMP/want4" "$TMP/got4" || fail "decimal circles: expected the pair (0.1 + 0.2 > 0.3 in double)"
     echo "circles and spheres as computed by hand"
     ;;
+unsorted)
+    # unsorted METHOD DIM KIND: --unsorted prints the same set of pairs as the sorted output,
+    # each pair once with i < j, in whatever order the method finds them.
+    m=$1 dim=$2 kind=$3
+    need_method "$m"
+    gen "$kind" "$dim" >"$TMP/in" || fail "generator"
+    "$BIN" pairs --method "$m" --dim "$dim" "$TMP/in" >"$TMP/want" || fail "sorted run failed"
+    "$BIN" pairs --unsorted --method "$m" --dim "$dim" <"$TMP/in" >"$TMP/got" || fail "--unsorted failed"
+    [ -s "$TMP/want" ] || fail "no pairs at all: the input is not testing anything"
+    awk '$1 >= $2 { exit 1 }' "$TMP/got" || fail "a pair with i >= j"
+    sort -n -k1,1 -k2,2 "$TMP/got" >"$TMP/got.sorted"
+    [ "$(uniq -d "$TMP/got.sorted" | wc -l)" -eq 0 ] || fail "a pair printed twice"
+    cmp -s "$TMP/want" "$TMP/got.sorted" || { diff "$TMP/want" "$TMP/got.sorted" | head >&2; fail "--unsorted set differs"; }
+    echo "$m dim $dim $kind: $(wc -l <"$TMP/got") pairs unsorted, the sorted output's set"
+    ;;
+unsorted_circles)
+    # --unsorted --circles: the exact circle filter applies to the streamed pairs too.
+    awk -v seed="$SEED" 'BEGIN { srand(seed); for (k = 0; k < 800; k++) printf "%d %d %g\n", int(rand() * 120), int(rand() * 120), int(rand() * 16) / 4 }' >"$TMP/in"
+    "$BIN" pairs --circles "$TMP/in" >"$TMP/want" || fail "sorted --circles failed"
+    "$BIN" pairs --circles --unsorted "$TMP/in" | sort -n -k1,1 -k2,2 >"$TMP/got" || fail "--unsorted --circles failed"
+    [ -s "$TMP/want" ] || fail "no circle pairs: the input is not testing anything"
+    cmp -s "$TMP/want" "$TMP/got" || { diff "$TMP/want" "$TMP/got" | head >&2; fail "--unsorted --circles set differs"; }
+    echo "circles: $(wc -l <"$TMP/got") pairs unsorted, the sorted output's set"
+    ;;
+unsorted_memory)
+    # Identical boxes: every pair overlaps. 1,000 boxes give 0.5 million pairs, 4,000 give 8
+    # million (64 MB as pairs, more while sorting); streamed, the peak resident memory must not
+    # grow with the pairs. GNU time reports the peak (kB).
+    [ -x /usr/bin/time ] || { echo "/usr/bin/time (Debian package time) not found: skipped"; exit 77; }
+    peak() {
+        awk -v n="$1" 'BEGIN { for (k = 0; k < n; k++) print "0 0 1 1" }' >"$TMP/id$1"
+        lines=$(/usr/bin/time -f %M -o "$TMP/rss$1" "$BIN" pairs --unsorted "$TMP/id$1" | wc -l)
+        [ "$lines" -eq $(($1 * ($1 - 1) / 2)) ] || fail "$1 identical boxes: $lines pairs, not n(n-1)/2"
+        tail -n 1 "$TMP/rss$1"
+    }
+    small=$(peak 1000) big=$(peak 4000)
+    echo "peak resident: ${small} kB with 1,000 identical boxes, ${big} kB with 4,000"
+    [ $((big - small)) -lt 16384 ] || fail "peak memory grew by $((big - small)) kB for 7.5 million more pairs"
+    ;;
 bad)
     # bad NAME LINE DIM FLAGS INPUT: exit 2, a message naming the line, nothing on stdout.
     name=$1 line=$2 dim=$3 flags=$4 input=$5
@@ -264,7 +303,7 @@ bench_table)
     [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 9 ] || fail "sweep ratio"
     ;;
 bench_check_values)
-    # The bench's pairs column at frame 10 reproduces SCENES.md's check values for sticks and sizes,
+    # The bench's pairs column at frame 10 reproduces docs/scenes.md's check values for sticks and sizes,
     # in 2D and 3D, for every row of ours this build has (--check also compares each frame with
     # brute force); memcpy finds no pairs.
     for row in "sticks 2 7061" "sizes 2 6689" "sticks 3 11151" "sizes 3 130108"; do

@@ -5,7 +5,7 @@
 // counts real tests. A case that needs a method the build lacks exits with BPT_SKIP (CTest's
 // SKIP_RETURN_CODE), so it shows as skipped, never as passed.
 //
-// Randomness comes from the splitmix64 of SCENES.md, seeded from $SEED or, by default, from a
+// Randomness comes from the splitmix64 of docs/scenes.md, seeded from $SEED or, by default, from a
 // hash of the case's full command line (stable between runs). The seed is printed on failure:
 // `SEED=<n> ./test_oracle random sweep 2` replays it.
 //
@@ -152,7 +152,7 @@ static inline int bpt_dim_arg(int argc, char **argv, int k) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Random numbers: splitmix64 (SCENES.md)
+// Random numbers: splitmix64 (docs/scenes.md)
 
 typedef struct bpt_rng {
     uint64_t s;

@@ -3,7 +3,7 @@
 // every block freed with the size it was allocated with. Usage: test_alloc CASE METHOD DIM.
 #include "harness.h"
 
-// The `uniform` scene of SCENES.md (r = 1, 5% coverage), moved one step per frame.
+// The `uniform` scene of docs/scenes.md (r = 1, 5% coverage), moved one step per frame.
 typedef struct scene {
     int dim;
     size_t n;

@@ -27,7 +27,7 @@ static int g_fail = 0;
 #define CHECK_OK(expr) CHECK((expr) == BP_OK)
 
 // ---------------------------------------------------------------------------------------------
-// splitmix64 and the SCENES.md generator
+// splitmix64 and the docs/scenes.md generator
 
 static uint64_t rng_next(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
@@ -198,7 +198,7 @@ static int compare_boxes(int dim, const float *boxes, size_t n, float cell) {
 // ---------------------------------------------------------------------------------------------
 // Cases
 
-// The SCENES.md check values, and grid == brute on every frame 0..10.
+// The docs/scenes.md check values, and grid == brute on every frame 0..10.
 static int test_scenes(void) {
     static const struct {
         const char *name;

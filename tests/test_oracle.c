@@ -397,6 +397,61 @@ static void case_crowded(int argc, char **argv) {
     oracle_free(&o);
 }
 
+// Huge extents (issue #17): a box's cost must not grow with the cells it spans. The issue's
+// input (ten boxes from y = -27.74 to 1e30 over x in [-27.75, 0], and a point below them) and
+// the same tall boxes among 200 small ones, along every axis, with tops from 1e30 to FLT_MAX
+// changing between frames, under every explicit option of the method (fixed cells of 1e-3 and
+// 1e3, levels, layouts). The work is counted, not timed: the statistics' checks (a grid's
+// searched rows included) stay within brute force's, n (n - 1) / 2, plus one per box. Before
+// the fix the grid searched every row of its finest level that a tall box spans: 16 million
+// rows in the issue's input with cell 4.25 (0.3 s for a frame of eleven boxes).
+static void case_extent(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(43);
+    static const float tops[3] = {1e30f, 3e38f, FLT_MAX};
+    for (int small = 0; small < 2; ++small) {
+        for (int axis = 0; axis < o.dim; ++axis) {
+            for (int k = 0;; ++k) {
+                bp_context_def def;
+                if (!crowded_option(&o, k, &def)) break;
+                bp_context *ctx = bpt_context(o.method, o.dim, &def);
+                const size_t tall = 10, n = tall + 1 + (small ? 200 : 0);
+                bpt_boxes_resize(&o.boxes, o.dim, n);
+                for (int frame = 0; frame < 4; ++frame) {
+                    for (size_t b = 0; b < tall; ++b) {
+                        float *box = bpt_box(&o.boxes, b);
+                        for (int a = 0; a < o.dim; ++a) {
+                            box[a] = a == 1 ? -27.74f : -27.75f;
+                            box[o.dim + a] = 0.0f;
+                        }
+                        box[o.dim + axis] = tops[(b + (size_t)frame) % 3];
+                    }
+                    float *pt = bpt_box(&o.boxes, tall);
+                    for (int a = 0; a < 2 * o.dim; ++a) pt[a] = -27.75f;
+                    if (frame % 2) pt[1] = pt[o.dim + 1] = -27.74f;  // now on the tall boxes' edge
+                    for (size_t b = tall + 1; b < n; ++b) {
+                        float *box = bpt_box(&o.boxes, b);
+                        for (int a = 0; a < o.dim; ++a) {
+                            box[a] = (float)bpt_uniform(&r, -60.0, 30.0);
+                            box[o.dim + a] = box[a] + (float)bpt_uniform(&r, 0.0, 2.0);
+                        }
+                    }
+                    bpt_note("extent: %zu boxes, tall along axis %d, option set %d, frame %d", n, axis, k, frame);
+                    oracle_frame(&o, ctx, o.boxes.v, n, BPT_BUFFER, false, "extent");
+                    bp_stats st;
+                    CHECK_OK(bp_get_stats(ctx, &st));
+                    const uint64_t bound = (uint64_t)n * (n - 1) / 2 + n;
+                    CHECK_MSG(st.checks <= bound, "%llu checks for %zu boxes (brute force: %llu)",
+                              (unsigned long long)st.checks, n, (unsigned long long)(n * (n - 1) / 2));
+                }
+                bp_context_destroy(ctx);
+            }
+        }
+    }
+    oracle_free(&o);
+}
+
 // Points (min == max): on a coarse lattice so that many coincide, plus points on box faces.
 static void case_points(int argc, char **argv) {
     oracle o;
@@ -819,6 +874,7 @@ static const bpt_case cases[] = {
     {"tiny", case_tiny},         {"one_spot", case_one_spot}, {"mixed_scale", case_mixed_scale},
     {"between", case_between},   {"dense", case_dense},       {"crowded", case_crowded},
     {"sticks", case_sticks},     {"sizes", case_sizes},       {"giants", case_giants},
+    {"extent", case_extent},
 };
 
 BPT_MAIN(cases)

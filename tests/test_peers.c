@@ -1,4 +1,4 @@
-// One peer (bench/peers) against our pair sets: on SCENES.md `uniform` 2D, N = 1,000 and 10,000
+// One peer (bench/peers) against our pair sets: on docs/scenes.md `uniform` 2D, N = 1,000 and 10,000
 // (and 3D, N = 1,000, for the peers that do 3D), frames 0 to 10, the peer's exact pairs must
 // equal brute force (N = 1,000) and sort-and-sweep (every N), pair for pair. A peer with a declared defect (bp_peer_known_defect) may miss pairs,
 // but only pairs of the kind it declares (boxes touching on x), and the detector must flag

@@ -27,7 +27,7 @@ static int g_failures = 0;
 
 #define CHECK_OK(expr) CHECK((expr) == BP_OK)
 
-// splitmix64 (SCENES.md), never rand().
+// splitmix64 (docs/scenes.md), never rand().
 static uint64_t rng_next(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -1,4 +1,4 @@
-// One row of the SCENES.md check-value table: builds the scene, moves it to the frame and counts
+// One row of the docs/scenes.md check-value table: builds the scene, moves it to the frame and counts
 // the closed-box overlaps with the library's brute force (the oracle), cross-checked by sweep.
 // Usage: test_scene SCENE DIM N FRAME EXPECTED_PAIRS
 #include <stdio.h>

@@ -112,7 +112,7 @@ static void add_degenerate(inputs *s, int dim, uint64_t salt, size_t scale) {
 #endif
 
 #if defined(BPT_HAVE_SCENES)
-// The scenes of SCENES.md, a few frames each.
+// The scenes of docs/scenes.md, a few frames each.
 static void add_scene(inputs *s, const char *name, int dim, size_t n) {
     bp_scene sc;
     CHECK_MSG(bp_scene_init(&sc, name, n, dim, 1) == 0, "scene %s", name);

@@ -4,7 +4,7 @@
 // after every update the begin and end events, the pair set and the statistics must equal the
 // model's, and bp_world_validate must hold after every call. Then every error case, allocation
 // failure at every allocation of every call, a warm world that allocates nothing, ids that go
-// stale, determinism whatever the order of the calls, the SCENES.md `static` check values, and
+// stale, determinism whatever the order of the calls, the docs/scenes.md `static` check values, and
 // huge boxes whose cost must not grow with their extent.
 // Usage: test_world CASE [DIM [MODE]]. $SEED overrides the random seed.
 #include <float.h>
@@ -580,7 +580,7 @@ static void case_frames(int argc, char **argv) {
     rig_free(&g);
 }
 
-// The SCENES.md `static` scene (uniform's draws; object k moves when k % 100 == 0, the others
+// The docs/scenes.md `static` scene (uniform's draws; object k moves when k % 100 == 0, the others
 // are static) and its check values: pairs at frame 0 and pairs / begins / ends at frame 10.
 static void case_static_scene(int argc, char **argv) {
     const int dim = arg_dim(argc, argv);

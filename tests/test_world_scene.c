@@ -1,8 +1,8 @@
-// The world scenes of SCENES.md through the library's world: frame 0 adds every object, each
+// The world scenes of docs/scenes.md through the library's world: frame 0 adds every object, each
 // later frame moves, removes and adds as the scene says (bench/world_drive.c). Every frame the
 // world's pairs, begins and ends must equal the reference world's (bench/world_ref.c, which
 // finds all pairs again and diffs them), and at frames 0, 10 and 100 both must give the check
-// values of SCENES.md.
+// values of docs/scenes.md.
 // Usage: test_world_scene SCENE DIM N MODE P0 P10 B10 E10 [P100 B100 E100]
 //   MODE: auto, incremental or rebuild (bp_world_def.mode)
 #include <stdio.h>

@@ -107,7 +107,7 @@ usage)
 bench_values)
     # bench_values SCENE DIM N FRAMES PAIRS: every row of ours and every peer with a persistent
     # interface runs the world scene with --check, agrees with the reference world every frame
-    # (no mismatch, no WRONG peer) and reports SCENES.md's pair count at frame FRAMES.
+    # (no mismatch, no WRONG peer) and reports docs/scenes.md's pair count at frame FRAMES.
     scene=$1 dim=$2 n=$3 frames=$4 pairs=$5
     "$BIN" bench --scene "$scene" --dim "$dim" --n "$n" --frames "$frames" \
         --method sweep,grid,auto,world,world-incremental,world-rebuild --peers --check --format csv >"$TMP/out" ||

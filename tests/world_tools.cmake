@@ -1,4 +1,4 @@
-# The tools side of the persistent world (issue #13): the world scenes of SCENES.md driven
+# The tools side of the persistent world (issue #13): the world scenes of docs/scenes.md driven
 # through bp_world and checked against the reference world (bench/world_ref.c), the `broadphase
 # world` script command, and the benchmark's world rows. Included from tests/CMakeLists.txt.
 if(TARGET bp_bench)
@@ -6,7 +6,7 @@ if(TARGET bp_bench)
   set_target_properties(test_world_scene PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_link_libraries(test_world_scene PRIVATE bp_bench broadphase::broadphase bp_warnings)
 
-  # Every row of SCENES.md's world check values (seed 1): scene dim N, frame 0 pairs, frame 10
+  # Every row of docs/scenes.md's world check values (seed 1): scene dim N, frame 0 pairs, frame 10
   # pairs begins ends[, frame 100 pairs begins ends]; each in the three world modes.
   set(BP_WORLD_SCENE_CHECKS
     "static 2 10000 38 24 3 2"
@@ -90,7 +90,7 @@ if(TARGET test_world_script AND BP_BASH)
     add_test(NAME cli.world.bad.${name} COMMAND ${BP_WORLD_CLI_TEST} bad ${name} ${line} ${dim} "${input}")
   endforeach()
 
-  # The benchmark's world rows and world scenes: SCENES.md's pair counts from every row and peer.
+  # The benchmark's world rows and world scenes: docs/scenes.md's pair counts from every row and peer.
   add_test(NAME cli.world.bench.static_2d COMMAND ${BP_WORLD_CLI_TEST} bench_values static 2 10000 10 24)
   add_test(NAME cli.world.bench.static_3d COMMAND ${BP_WORLD_CLI_TEST} bench_values static 3 10000 10 74)
   add_test(NAME cli.world.bench.shooter_2d COMMAND ${BP_WORLD_CLI_TEST} bench_values shooter 2 1000 10 39)

@@ -1,4 +1,4 @@
-// `broadphase bench`: the SCENES.md benchmark. Each row (one of our methods, or a peer) replays
+// `broadphase bench`: the docs/scenes.md benchmark. Each row (one of our methods, or a peer) replays
 // the scene from frame 0 with its own state, so every row sees the same frames; frame 0 is an
 // untimed warm-up, frames 1..F are timed around the broad-phase work only. This file holds the
 // options, the scene x row loop and the outputs (tables, CSV, JSON, plots); the runners are in
@@ -57,7 +57,7 @@ static const char bm_usage[] =
     "                        [--peers] [--frames F[,F...]] [--format table|csv|json] [--seed S] [--check]\n"
     "                        [--memory] [--out DIR] [--threads T[,T...]] [--parallel-min N]\n"
     "\n"
-    "Times the broad phase on the scenes of SCENES.md: each method replays the scene from frame 0\n"
+    "Times the broad phase on the scenes of docs/scenes.md: each method replays the scene from frame 0\n"
     "with its own context (frame 0 is an untimed warm-up) and is timed, with a monotonic clock,\n"
     "around the pair-finding call after each of frames 1..F. Reported per method: mean ms per\n"
     "frame (total / F, the headline), median and worst frame, the pairs and the candidate checks\n"
@@ -78,8 +78,7 @@ static const char bm_usage[] =
 // The options, apart: ISO C bounds a string literal's length.
 static const char bm_usage_options[] =
     "  --scene NAME   uniform, clustered, mixed, line, seed, sticks, sizes, static, shooter, or all;\n"
-    "                 a comma list\n"
-    "                 works too (default: seed at N = 500 and uniform at N = 100000)\n"
+    "                 a comma list works too (default: seed at N = 500 and uniform at N = 100000)\n"
     "  --n N,...      object counts (default: 500 for seed, 100000 for the others; shooter: bullets)\n"
     "  --dim 2|3      dimension (default 2)\n"
     "  --method LIST  comma list of brute, sweep, grid, quadtree, rdc, auto, the bench-only\n"
@@ -748,7 +747,7 @@ int bp_cmd_bench(int argc, char **argv) {
         if (sink.csv) fclose(sink.csv);
         return BP_EXIT_FAIL;
     }
-    // Seed first (the small demo), then the others in SCENES.md order, the world scenes last.
+    // Seed first (the small demo), then the others in docs/scenes.md order, the world scenes last.
     static const int order[BM_SCENE_COUNT] = {BP_SCENE_SEED,   BP_SCENE_UNIFORM, BP_SCENE_CLUSTERED,
                                               BP_SCENE_MIXED,  BP_SCENE_LINE,    BP_SCENE_STICKS,
                                               BP_SCENE_SIZES,  BP_SCENE_COUNT + BP_WSCENE_STATIC,

@@ -1,6 +1,6 @@
 // `broadphase bench`, shared between its files (private to tools/):
 //   bench.c         options, the scene x method loop, tables, CSV, JSON, plots
-//   bench_run.c     our stateless methods on the SCENES.md scenes (and the timing helpers)
+//   bench_run.c     our stateless methods on the docs/scenes.md scenes (and the timing helpers)
 //   bench_peer.c    the peers (bench/peers), each in a forked child with a watchdog
 //   bench_world.c   the persistent world: rows `world*` on every scene, and the world scenes
 //                   (static, shooter) for every row, the world peers included
@@ -58,7 +58,7 @@ bool bm_is_baseline(const bm_method *m);
 // Rows of a table: our methods, then the peers.
 #define BM_ROW_MAX (BM_METHOD_COUNT + BM_PEER_MAX)
 
-// Scenes: SCENES.md's stateless scenes (bp_scene_kind), then its world scenes (bp_wscene_kind).
+// Scenes: docs/scenes.md's stateless scenes (bp_scene_kind), then its world scenes (bp_wscene_kind).
 #define BM_SCENE_COUNT (BP_SCENE_COUNT + BP_WSCENE_COUNT)
 static inline bool bm_scene_is_world(int scene) { return scene >= BP_SCENE_COUNT; }
 static inline bp_wscene_kind bm_wscene(int scene) { return (bp_wscene_kind)(scene - BP_SCENE_COUNT); }

@@ -84,7 +84,7 @@ static int bm_run_scene_peer(const bm_opts *o, bp_scene_kind kind, size_t n, siz
             goto done;
         }
     }
-    // The scene's objects stay in [0, W]^dim (SCENES.md); bullet-sap quantizes to these bounds.
+    // The scene's objects stay in [0, W]^dim (docs/scenes.md); bullet-sap quantizes to these bounds.
     float lo[3] = {0.0f, 0.0f, 0.0f}, hi[3];
     for (int a = 0; a < 3; ++a) hi[a] = (float)scene.world;
     peer = bp_peer_create(pk, o->dim, n, lo, hi);

@@ -1,4 +1,4 @@
-// `broadphase bench`: our stateless methods on the SCENES.md scenes. Each method replays the scene
+// `broadphase bench`: our stateless methods on the docs/scenes.md scenes. Each method replays the scene
 // from frame 0 with its own warm context, so every method sees the same frames; frame 0 is an
 // untimed warm-up, frames 1..F are timed around the broad-phase call only (moving objects and
 // building boxes are not). Bench-only baselines: `naive-sweep` (seed 003's plain method,

@@ -1,5 +1,5 @@
 // The `broadphase` command-line tool: `pairs` (every overlapping pair of boxes or circles read
-// from a file), `query` (boxes hit by a box, circle or point) and `bench` (the SCENES.md
+// from a file), `query` (boxes hit by a box, circle or point) and `bench` (the docs/scenes.md
 // benchmark, in bench.c). Bad input never reaches the library: it is reported with its line
 // number before anything is written to stdout.
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 
 // ---------------------------------------------------------------------------------------------
 // Output and options
@@ -97,7 +98,7 @@ bool bp_cli_method(const char *name, bp_method *m) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Input: boxes or circles, one per line
+// Input: boxes or circles, one per line (tools/input.c)
 
 // Test hook: lowers the box limit so the "too many boxes" error can be tested without 2^30
 // lines. It can only lower BP_MAX_BOXES, never raise it.
@@ -108,231 +109,12 @@ static size_t bp_box_limit(void) {
     return BP_MAX_BOXES;
 }
 
-// Reads the whole of a file ("-" or NULL: stdin) into a NUL-terminated buffer.
-static bool bp_read_all(const char *path, char **text, size_t *len) {
-    FILE *f = stdin;
-    if (path && strcmp(path, "-") != 0) {
-        f = fopen(path, "rb");
-        if (!f) {
-            fprintf(stderr, "broadphase: cannot open '%s': %s\n", path, strerror(errno));
-            return false;
-        }
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    bool ok = buf != NULL;
-    while (ok) {
-        if (cap - n < 2) {
-            size_t ncap = cap + cap / 2;
-            char *nb = realloc(buf, ncap);
-            if (!nb) {
-                ok = false;
-                break;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                fprintf(stderr, "broadphase: error reading '%s': %s\n", path ? path : "-", strerror(errno));
-                free(buf);
-                buf = NULL;
-                if (f != stdin) fclose(f);
-                return false;
-            }
-            break;
-        }
-    }
-    if (f != stdin) fclose(f);
-    if (!ok) {
-        fprintf(stderr, "broadphase: out of memory reading the input\n");
-        free(buf);
-        return false;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return true;
-}
-
-static bool bp_is_sep(char c) {
-    return c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static const char *const bp_axis_names[3] = {"x", "y", "z"};
-
-// What one data line must hold, for messages.
-static const char *bp_layout(int dim, bool circles) {
-    if (circles) return dim == 2 ? "x y r" : "x y z r";
-    return dim == 2 ? "minx miny maxx maxy" : "minx miny minz maxx maxy maxz";
-}
-
-// Reports a bad token: NaN, infinite, out of float range, or not a number at all.
-static void bp_bad_value(size_t line, const char *tok, size_t len, double v, bool parsed) {
-    int shown = len > 40 ? 40 : (int)len;
-    const char *more = len > 40 ? "..." : "";
-    if (!parsed) fprintf(stderr, "broadphase: line %zu: '%.*s%s' is not a number\n", line, shown, tok, more);
-    else if (isnan(v)) fprintf(stderr, "broadphase: line %zu: '%.*s%s' is NaN\n", line, shown, tok, more);
-    else fprintf(stderr, "broadphase: line %zu: '%.*s%s' is infinite or out of the float range\n", line, shown, tok, more);
-}
-
-// Exact error of a + b: a + b == s + *err exactly (Knuth's TwoSum; no overflow assumed).
-static double bp_two_sum(double a, double b, double *err) {
-    double s = a + b;
-    double bb = s - a;
-    *err = (a - (s - bb)) + (b - bb);
-    return s;
-}
-
-// The largest float <= x - r (down) or the smallest float >= x + r (up): a circle's box rounded
-// outward, so the float box never misses a pair of the exact circles. False when out of range.
-static bool bp_outward(double x, double r, bool up, float *out) {
-    double err;
-    double d = bp_two_sum(x, up ? r : -r, &err);
-    if (!isfinite(d) || fabs(d) > FLT_MAX) return false;
-    float f = (float)d;
-    // Round to nearest may go the wrong way; and when d itself is a float, the exact value may
-    // still lie beyond it by err (a double gap is smaller than any float gap, so only then).
-    if (up) {
-        if ((double)f < d || ((double)f == d && err > 0.0)) f = nextafterf(f, INFINITY);
-    } else {
-        if ((double)f > d || ((double)f == d && err < 0.0)) f = nextafterf(f, -INFINITY);
-    }
-    if (!isfinite(f)) return false;
-    *out = f;
-    return true;
-}
-
-typedef struct bp_input {
-    int dim;
-    bool circles;
-    size_t n;
-    float *boxes;     // n * 2 * dim floats (bp_box2 / bp_box3 layout)
-    double *circles_v; // circles: n * (dim + 1) doubles: centre then radius
-    size_t cap;
-} bp_input;
-
-static void bp_input_free(bp_input *in) {
-    free(in->boxes);
-    free(in->circles_v);
-    in->boxes = NULL;
-    in->circles_v = NULL;
-}
-
-static bool bp_input_grow(bp_input *in) {
-    size_t cap = in->cap < 1024 ? 1024 : in->cap + in->cap / 2;
-    size_t per = 2 * (size_t)in->dim;
-    float *b = realloc(in->boxes, cap * per * sizeof *b);
-    if (!b) return false;
-    in->boxes = b;
-    if (in->circles) {
-        double *c = realloc(in->circles_v, cap * ((size_t)in->dim + 1) * sizeof *c);
-        if (!c) return false;
-        in->circles_v = c;
-    }
-    in->cap = cap;
-    return true;
-}
-
-// Parses the input text into boxes (and circles). Returns 0, or an exit status after printing.
-static int bp_parse_input(char *text, size_t len, bp_input *in) {
-    size_t dim = (size_t)in->dim;
-    size_t need = in->circles ? dim + 1 : 2 * dim;
-    size_t limit = bp_box_limit();
-    char *p = text, *end = text + len;
-    size_t line = 0;
-    while (p < end) {
-        ++line;
-        char *eol = memchr(p, '\n', (size_t)(end - p));
-        if (!eol) eol = end;
-        char *stop = memchr(p, '#', (size_t)(eol - p));
-        if (!stop) stop = eol;
-        double dv[6];
-        float fv[6];
-        size_t count = 0;
-        char *q = p;
-        for (;;) {
-            while (q < stop && bp_is_sep(*q)) ++q;
-            if (q >= stop) break;
-            char *tok = q;
-            while (q < stop && !bp_is_sep(*q)) ++q;
-            size_t tlen = (size_t)(q - tok);
-            if (count < need) {
-                // The number parsers stop at the first byte not part of a number; a separator,
-                // '#', '\n' or the final NUL is never one, so they cannot run past the token.
-                char *e;
-                double v;
-                if (in->circles) {
-                    v = strtod(tok, &e);
-                    dv[count] = v;
-                } else {
-                    fv[count] = strtof(tok, &e);
-                    v = fv[count];
-                }
-                if (e != q || tlen == 0) {
-                    bp_bad_value(line, tok, tlen, 0.0, false);
-                    return BP_EXIT_USAGE;
-                }
-                if (!isfinite(v)) {
-                    bp_bad_value(line, tok, tlen, v, true);
-                    return BP_EXIT_USAGE;
-                }
-            }
-            ++count;
-        }
-        p = eol + 1;
-        if (count == 0) continue; // blank or comment-only line
-        if (count != need) {
-            fprintf(stderr, "broadphase: line %zu: too %s values: %zu, expected %zu (%s)\n", line,
-                    count < need ? "few" : "many", count, need, bp_layout(in->dim, in->circles));
-            return BP_EXIT_USAGE;
-        }
-        if (in->n >= limit) {
-            fprintf(stderr, "broadphase: line %zu: more than %zu boxes (BP_MAX_BOXES)\n", line, limit);
-            return BP_EXIT_USAGE;
-        }
-        if (in->n == in->cap && !bp_input_grow(in)) {
-            fprintf(stderr, "broadphase: out of memory at line %zu\n", line);
-            return BP_EXIT_FAIL;
-        }
-        float *box = in->boxes + in->n * 2 * dim;
-        if (in->circles) {
-            double r = dv[dim];
-            if (r < 0.0) {
-                fprintf(stderr, "broadphase: line %zu: negative radius %.17g\n", line, r);
-                return BP_EXIT_USAGE;
-            }
-            for (size_t a = 0; a < dim; ++a) {
-                if (!bp_outward(dv[a], r, false, &box[a]) || !bp_outward(dv[a], r, true, &box[dim + a])) {
-                    fprintf(stderr, "broadphase: line %zu: the circle's box leaves the float range on axis %s\n",
-                            line, bp_axis_names[a]);
-                    return BP_EXIT_USAGE;
-                }
-            }
-            memcpy(in->circles_v + in->n * (dim + 1), dv, (dim + 1) * sizeof *dv);
-        } else {
-            for (size_t a = 0; a < dim; ++a) {
-                if (fv[a] > fv[dim + a]) {
-                    fprintf(stderr, "broadphase: line %zu: min > max on axis %s (%.9g > %.9g)\n", line,
-                            bp_axis_names[a], (double)fv[a], (double)fv[dim + a]);
-                    return BP_EXIT_USAGE;
-                }
-            }
-            memcpy(box, fv, 2 * dim * sizeof *fv);
-        }
-        ++in->n;
-    }
-    return 0;
-}
-
 // Loads FILE (or stdin) into `in`. Returns 0 or the exit status (message printed).
 static int bp_load(const char *path, bp_input *in) {
     char *text;
     size_t len;
-    if (!bp_read_all(path, &text, &len)) return BP_EXIT_USAGE;
-    int rc = bp_parse_input(text, len, in);
+    if (!bp_input_read(path, &text, &len, stderr)) return BP_EXIT_USAGE;
+    int rc = bp_input_parse(text, len, bp_box_limit(), in, stderr);  // BP_INPUT_* are exit statuses
     free(text);
     return rc;
 }
@@ -396,7 +178,8 @@ static bool bp_circles_touch(const double *c1, const double *c2, size_t dim) {
 // pairs
 
 static const char bp_usage_pairs[] =
-    "usage: broadphase pairs [--method NAME] [--dim 2|3] [--circles] [--threads T] [FILE|-]\n"
+    "usage: broadphase pairs [--method NAME] [--dim 2|3] [--circles] [--threads T] [--unsorted]\n"
+    "                        [FILE|-]\n"
     "\n"
     "Prints every overlapping pair of the boxes in FILE (default: stdin), one 'i j' per line,\n"
     "i < j, sorted by i then j. Boxes are numbered from 0 in the order of their lines.\n"
@@ -411,6 +194,8 @@ static const char bp_usage_pairs[] =
     "                 (spheres) overlap or touch, decided exactly from the values as read\n"
     "  --threads T    workers, the calling thread included (default 1); the output is the same\n"
     "                 for any T (inputs under 32,768 boxes stay on one thread anyway)\n"
+    "  --unsorted     print pairs as they are found, in the method's order (each pair once,\n"
+    "                 i < j): memory stays bounded however many pairs there are\n"
     "  --help         this text\n"
     "\n"
     "Exit status: 0 success, 1 library error, 2 bad input (the message names the line) or usage.\n";
@@ -428,9 +213,7 @@ static int bp_unknown_option(const char *cmd, const char *opt) {
     return BP_EXIT_USAGE;
 }
 
-// Runs the broad phase on the loaded input; *ctx_out is the context (caller destroys).
-static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, int workers, bp_context **ctx_out,
-                        bp_pairs *out) {
+static bp_context *bp_pairs_context(const bp_input *in, bp_method method, bool sorted, int workers) {
     bp_context_def def = bp_default_context_def();
     def.dimension = in->dim;
     def.method = method;
@@ -440,8 +223,17 @@ static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, int w
     bp_status st = bp_context_create(&def, &ctx);
     if (st != BP_OK) {
         fprintf(stderr, "broadphase: cannot create a context: %s\n", bp_status_string(st));
-        return BP_EXIT_FAIL;
+        return NULL;
     }
+    return ctx;
+}
+
+// Runs the broad phase on the loaded input; *ctx_out is the context (caller destroys).
+static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, int workers, bp_context **ctx_out,
+                        bp_pairs *out) {
+    bp_context *ctx = bp_pairs_context(in, method, sorted, workers);
+    if (!ctx) return BP_EXIT_FAIL;
+    bp_status st;
     // The floats were stored with exactly the bp_box2/bp_box3 layout (min[dim], max[dim]).
     const void *boxes = in->boxes;
     if (in->dim == 2) st = bp_find_pairs2(ctx, boxes, in->n, out);
@@ -455,6 +247,52 @@ static int bp_run_pairs(const bp_input *in, bp_method method, bool sorted, int w
     return BP_EXIT_OK;
 }
 
+// --unsorted: each batch the library hands over is written at once, so memory holds one batch
+// and the output buffer, never the pair set (20,000 identical boxes are 200 million pairs).
+typedef struct bp_stream {
+    bp_out *out;
+    const bp_input *in;
+} bp_stream;
+
+static bool bp_stream_pairs(const bp_pair *pairs, size_t count, void *user) {
+    bp_stream *s = user;
+    size_t dim = (size_t)s->in->dim, per = dim + 1;
+    for (size_t k = 0; k < count; ++k) {
+        bp_pair pr = pairs[k];
+        if (s->in->circles && !bp_circles_touch(s->in->circles_v + pr.i * per, s->in->circles_v + pr.j * per, dim))
+            continue;
+        bp_out_u32(s->out, pr.i, ' ');
+        bp_out_u32(s->out, pr.j, '\n');
+    }
+    return !s->out->failed;  // a closed pipe or a full disk stops the search
+}
+
+static int bp_pairs_unsorted(const bp_input *in, bp_method method, int workers) {
+    bp_context *ctx = bp_pairs_context(in, method, false, workers);
+    if (!ctx) return BP_EXIT_FAIL;
+    bp_out out;
+    if (!bp_out_open(&out, stdout)) {
+        fprintf(stderr, "broadphase: out of memory\n");
+        bp_context_destroy(ctx);
+        return BP_EXIT_FAIL;
+    }
+    bp_stream s = {&out, in};
+    bp_status st;
+    if (in->dim == 2) st = bp_find_pairs2_cb(ctx, (const void *)in->boxes, in->n, bp_stream_pairs, &s);
+    else st = bp_find_pairs3_cb(ctx, (const void *)in->boxes, in->n, bp_stream_pairs, &s);
+    bool ok = bp_out_close(&out);
+    bp_context_destroy(ctx);
+    if (st != BP_OK && st != BP_ERR_STOPPED) {
+        fprintf(stderr, "broadphase: finding pairs failed: %s\n", bp_status_string(st));
+        return BP_EXIT_FAIL;
+    }
+    if (!ok || st == BP_ERR_STOPPED) {
+        fprintf(stderr, "broadphase: error writing the output\n");
+        return BP_EXIT_FAIL;
+    }
+    return BP_EXIT_OK;
+}
+
 static int bp_cmd_pairs(int argc, char **argv) {
     if (bp_help_asked(argc, argv)) {
         fputs(bp_usage_pairs, stdout);
@@ -465,6 +303,7 @@ static int bp_cmd_pairs(int argc, char **argv) {
     in.dim = 2;
     bp_method method = BP_METHOD_AUTO;
     int workers = 1;
+    bool unsorted = false;
     const char *path = NULL;
     bool only_files = false;
     bp_args a = {argc, argv, 2, NULL};
@@ -491,6 +330,8 @@ static int bp_cmd_pairs(int argc, char **argv) {
                 workers = (int)t;
             } else if (strcmp(s, "--circles") == 0) {
                 in.circles = true;
+            } else if (strcmp(s, "--unsorted") == 0) {
+                unsorted = true;
             } else {
                 return bp_unknown_option("pairs", s);
             }
@@ -504,6 +345,11 @@ static int bp_cmd_pairs(int argc, char **argv) {
     }
     int rc = bp_load(path, &in);
     if (rc != 0) {
+        bp_input_free(&in);
+        return rc;
+    }
+    if (unsorted) {
+        rc = bp_pairs_unsorted(&in, method, workers);
         bp_input_free(&in);
         return rc;
     }
@@ -564,7 +410,7 @@ static int bp_parse_floats(const char *s, float *v) {
     const char *p = s;
     for (;;) {
         if (k == 6) return -1;
-        if (*p == '\0' || *p == ',' || bp_is_sep(*p) || *p == '\n') return -1;
+        if (*p == '\0' || *p == ',' || bp_input_is_sep(*p) || *p == '\n') return -1;
         char *e;
         float f = strtof(p, &e);
         if (e == p || !isfinite(f) || (*e != ',' && *e != '\0')) return -1;
@@ -702,7 +548,7 @@ static const char bp_usage[] =
     "Commands:\n"
     "  pairs   print the overlapping pairs of boxes (or circles) read from a file\n"
     "  query   print the boxes hit by a query box, circle or point\n"
-    "  bench   time the methods on the benchmark scenes (SCENES.md)\n"
+    "  bench   time the methods on the benchmark scenes (docs/scenes.md)\n"
     "  world   replay a script of operations on a persistent world (add, move, remove, update)\n"
     "\n"
     "  broadphase COMMAND --help   options of a command\n"

@@ -2,11 +2,11 @@
 // each update's begin and end events and pair count, and each query's hits. The whole script is
 // parsed first, so a bad line is reported (with its number, exit status 2) before anything is
 // written to stdout.
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "input.h"
 #include "world_script.h"
 
 static const char bp_usage_world[] =
@@ -52,49 +52,6 @@ static size_t bp_world_limit(void) {
     return BP_MAX_BOXES;
 }
 
-// The whole of FILE ("-" or NULL: stdin). False with a message printed.
-static bool bp_world_read(const char *path, char **text, size_t *len) {
-    FILE *f = stdin;
-    if (path && strcmp(path, "-") != 0) {
-        f = fopen(path, "rb");
-        if (!f) {
-            fprintf(stderr, "broadphase: cannot open '%s': %s\n", path, strerror(errno));
-            return false;
-        }
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    bool ok = buf != NULL, read_error = false;
-    while (ok) {
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                ok = false;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            read_error = ferror(f) != 0;
-            ok = !read_error;
-            break;
-        }
-    }
-    if (read_error) fprintf(stderr, "broadphase: error reading '%s': %s\n", path ? path : "-", strerror(errno));
-    else if (!ok) fprintf(stderr, "broadphase: out of memory reading the input\n");
-    if (f != stdin) fclose(f);
-    if (!ok) {
-        free(buf);
-        return false;
-    }
-    *text = buf;
-    *len = n;
-    return true;
-}
-
 int bp_cmd_world(int argc, char **argv) {
     for (int k = 2; k < argc && strcmp(argv[k], "--") != 0; ++k) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
@@ -138,7 +95,7 @@ int bp_cmd_world(int argc, char **argv) {
     }
     char *text;
     size_t len;
-    if (!bp_world_read(path, &text, &len)) return BP_EXIT_USAGE;
+    if (!bp_input_read(path, &text, &len, stderr)) return BP_EXIT_USAGE;
     bp_script script;
     int rc = bp_script_parse(text, len, def.dimension, bp_world_limit(), &script, stderr);
     free(text);

@@ -1,14 +1,14 @@
-"""The benchmark scenes of SCENES.md, draw for draw, in numpy.
+"""The benchmark scenes of docs/scenes.md, draw for draw, in numpy.
 
 The same boxes as the C benchmark (bench/scene.c) and the CLI's ``broadphase bench``: splitmix64
 is a counter-based generator (draw k depends only on seed + k * gamma), so whole blocks of draws
 are made at once; the arithmetic is the same IEEE double arithmetic in the same order, and the
 transcendental functions (log, cos, exp) come from the C library through :mod:`math`, as in C,
-so the SCENES.md check values come out identical (tests/test_scenes.py checks them).
+so the docs/scenes.md check values come out identical (tests/test_scenes.py checks them).
 
     >>> from broadphase import scenes, pairs
     >>> s = scenes.make("uniform", 1000, dim=2, seed=1)
-    >>> len(pairs(s.boxes()))           # SCENES.md: uniform 2D N=1000 frame 0
+    >>> len(pairs(s.boxes()))           # docs/scenes.md: uniform 2D N=1000 frame 0
     127
     >>> for _ in range(10): s.step()
     >>> len(pairs(s.boxes()))           # frame 10
@@ -37,7 +37,7 @@ _PI = 3.14159265358979323846
 
 
 class Rng:
-    """splitmix64 (SCENES.md): ``pos`` draws made so far from ``seed``."""
+    """splitmix64 (docs/scenes.md): ``pos`` draws made so far from ``seed``."""
 
     def __init__(self, seed: int) -> None:
         self.seed = seed & _MASK
@@ -83,7 +83,7 @@ class Scene:
     """One scene: centres `p` (n, dim), velocities `v`, per-axis half extents `half` (the radius on
     every axis for circles; sticks differ per axis), radii `r` (None for sticks), world width W.
 
-    :meth:`boxes` gives the current frame's boxes as SCENES.md defines them (each bound computed
+    :meth:`boxes` gives the current frame's boxes as docs/scenes.md defines them (each bound computed
     in double, rounded to the nearest float32); :meth:`step` moves every object one frame.
     """
 
@@ -131,7 +131,7 @@ class Scene:
             self.v[rows] = v
 
     def step(self) -> None:
-        """Moves every object one frame (SCENES.md "Objects and motion")."""
+        """Moves every object one frame (docs/scenes.md "Objects and motion")."""
         self._move()
         self.frame += 1
 
@@ -289,7 +289,7 @@ def make(name: str, n: int, dim: int = 2, seed: int = 1) -> Scene:
 
 
 def check_values() -> List[tuple]:
-    """SCENES.md's pair counts for seed 1: (scene, dim, n, frame, pairs)."""
+    """docs/scenes.md's pair counts for seed 1: (scene, dim, n, frame, pairs)."""
     rows = [
         ("seed", 2, 1000, 9317, 7277), ("uniform", 2, 1000, 127, 133), ("clustered", 2, 1000, 1115, 901),
         ("mixed", 2, 1000, 172, 165), ("line", 2, 1000, 8067, 8148), ("uniform", 3, 1000, 393, 397),

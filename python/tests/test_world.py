@@ -1,5 +1,5 @@
 """World: the persistent world against a numpy model (pairs and events after random batches of
-adds, moves, removes and filter changes), the SCENES.md world scenes, and bad input."""
+adds, moves, removes and filter changes), the docs/scenes.md world scenes, and bad input."""
 
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def _world_scene_events(name, n, dim, frames):
     ("shooter", 3, 1000, (10, 100), {0: 692, 10: (655, 113, 107), 100: (640, 113, 137)}),
 ])
 def test_world_scenes(name, dim, n, frames, want):
-    """The SCENES.md check values of the world scenes (seed 1), through the World class."""
+    """The docs/scenes.md check values of the world scenes (seed 1), through the World class."""
     got = _world_scene_events(name, n, dim, frames)
     assert got[0][0] == want[0] and got[0][1] == want[0] and got[0][2] == 0
     for f in frames:
