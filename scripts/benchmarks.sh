@@ -6,8 +6,10 @@
 #
 #   scripts/benchmarks.sh            full run: 2D uniform, clustered, mixed, line and 3D uniform at
 #                                    N = 1,000, 10,000, 100,000 and 1,000,000, 20 frames each
-#                                    ([docs/scenes.md](docs/scenes.md)'s mean over 20 frames); about 25-35 minutes on a
-#                                    2-core machine
+#                                    ([docs/scenes.md](docs/scenes.md)'s mean over 20 frames); sticks
+#                                    and sizes (issue #16) at 100,000 and 1,000,000 in 2D, 100,000 in
+#                                    3D; seed's crowds at 30,000 and 100,000; about 40-50 minutes on
+#                                    a 2-core machine
 #   scripts/benchmarks.sh --quick    N = 10,000 and 100,000, 5 frames: a try-out in a few minutes
 #   scripts/benchmarks.sh --only world,workers
 #                                    only those sections, rewritten in place in the existing
@@ -35,7 +37,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --output) output=$2; shift ;;
     --img) img=$2; shift ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benchmarks.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -53,6 +55,13 @@ else
     frames_text="20 timed frames at every N"
 fi
 seed_frames=20
+# Issue #16: shapes a grid sized by a typical extent finds hard, and dense crowds. Fewer frames:
+# the peers take seconds per frame there.
+if [ "$quick" -eq 1 ]; then
+    shape_ns=100000; shape_frames=3; crowd_ns=30000; crowd_frames=3
+else
+    shape_ns=100000,1000000; shape_frames=10,5; crowd_ns=30000,100000; crowd_frames=10,5
+fi
 # Workers (issue #14): one worker against two and against every core the machine has.
 cores_all=$(nproc 2>/dev/null || echo 2)
 threads=1,2
@@ -106,6 +115,9 @@ if [ -z "$only" ]; then
     run 2d --scene uniform,clustered,mixed,line --n "$ns" --frames "$frames" --method all --peers --memory --out "$tmp/2d"
     run 3d --scene uniform --dim 3 --n "$ns" --frames "$frames" --method all --peers --out "$tmp/3d"
     run seed --scene seed --n 500,1000,3000 --frames "$seed_frames" --method all --peers
+    run shapes2d --scene sticks,sizes --n "$shape_ns" --frames "$shape_frames" --method all --peers --out "$tmp/shapes2d"
+    run shapes3d --scene sticks,sizes --dim 3 --n 100000 --frames 5 --method all --peers --out "$tmp/shapes3d"
+    run crowds --scene seed --n "$crowd_ns" --frames "$crowd_frames" --method all --peers --out "$tmp/crowds"
 fi
 if wanted workers; then
     tmethods=sweep,grid,quadtree,rdc,auto
@@ -337,9 +349,9 @@ fi
     echo "pairs, and how many times faster ours is. The goal: the project's bar of 10x at 100,000 and"
     echo "1,000,000 objects (issue #6 asked 3x and 5x there), and issue #6's 3x at 10,000; none at 1,000."
     echo
-    reading "$tmp/2d/bench.csv" "$tmp/3d/bench.csv"
+    reading "$tmp/2d/bench.csv" "$tmp/3d/bench.csv" "$tmp/shapes2d/bench.csv" "$tmp/shapes3d/bench.csv" "$tmp/crowds/bench.csv"
     echo
-    f=$(findings "$tmp/2d/bench.csv" "$tmp/3d/bench.csv")
+    f=$(findings "$tmp/2d/bench.csv" "$tmp/3d/bench.csv" "$tmp/shapes2d/bench.csv" "$tmp/shapes3d/bench.csv" "$tmp/crowds/bench.csv")
     if [ -n "$f" ]; then
         echo "Peers not in the comparison above at some sizes:"
         echo
@@ -364,6 +376,25 @@ fi
     block "$tmp/3d.txt" "^uniform 3D: mean ms per frame"
     echo '```'
     echo
+    echo "## Long thin boxes, sizes over decades, crowds (issue #16)"
+    echo
+    echo "\`sticks\` (half the boxes 50 times longer on x, half on y; in 3D a third on each axis),"
+    echo "\`sizes\` (radii log-uniform from 0.1 to 30) and \`seed\` past its seed sizes (30,000 and 100,000"
+    echo "circles in the 300x300 stage: millions of pairs a frame). Per N: mean, median and worst ms per"
+    echo "frame of every method and peer, pairs and candidate checks (docs/grid.md, \"Long boxes and"
+    echo "sizes over decades\")."
+    echo
+    for f in shapes2d shapes3d crowds; do
+        echo '```'
+        awk '/^[a-z]+  [23]D  N = / { on = 1 } /^[a-z]+ [23]D: mean ms per frame/ { on = 0 } on { print }' "$tmp/$f.txt"
+        for scene in sticks sizes seed; do
+            for dim in 2 3; do
+                block "$tmp/$f.txt" "^$scene ${dim}D: mean ms per frame"
+            done
+        done
+        echo '```'
+        echo
+    done
     echo "## Seed 003's table"
     echo
     echo "The \`seed\` scene ([docs/scenes.md](docs/scenes.md)) at 500, 1,000 and 3,000 objects: per N, every method's mean,"

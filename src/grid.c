@@ -35,7 +35,7 @@
 #endif
 // The extent that sizes the cells counts at most this many times the box's smallest extent.
 #ifndef GRID_ELONGATION
-#define GRID_ELONGATION 2.0
+#define GRID_ELONGATION 4.0
 #endif
 // With points (no extent), cells of this many times the mean spacing of the bulk of the boxes.
 #ifndef GRID_SPACING_FACTOR
