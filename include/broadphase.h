@@ -137,7 +137,11 @@ typedef struct bp_indices {
 
 /// Allocation hooks. `alloc` returns memory aligned to `align` (a power of two, at most 64) or
 /// NULL; `free` receives the size that was asked for. All three zero: the C library. With several
-/// workers the hooks may be called from any of them, but never from two at once.
+/// workers the hooks may be called from any of them, but never from two at once. Hooks that
+/// break this promise (a block not aligned as asked, or a block handed out again while it is
+/// still in use) are outside the contract: the library's behaviour is then undefined. Debug
+/// builds (without NDEBUG) assert both where it is cheap. Returning NULL is always allowed:
+/// the call fails with BP_ERR_NOMEM, leaks nothing, and the context or world stays usable.
 typedef struct bp_allocator {
     void *(*alloc)(size_t size, size_t align, void *user);
     void (*free)(void *ptr, size_t size, void *user);

@@ -92,6 +92,7 @@ static void free_local(bp_mpi_context *ctx) {
     bpm_free(ctx, ctx->rinfo, 2 * P * sizeof(int64_t));
     bpm_free(ctx, ctx->lboxes, ctx->lboxes_cap * sizeof(float));
     bpm_free(ctx, ctx->lids, ctx->lids_cap * sizeof(uint64_t));
+    bpm_free(ctx, ctx->linside, ctx->linside_cap);
     bpm_free(ctx, ctx->lowner, ctx->lowner_cap * sizeof(int32_t));
     bpm_free(ctx, ctx->outgoing, ctx->outgoing_cap * sizeof(uint32_t));
     bpm_free(ctx, ctx->sendbuf, ctx->sendbuf_cap * rec);

@@ -120,19 +120,19 @@ static bp_status decompose(bp_mpi_context *ctx, timer *t, const float *boxes, si
     return BP_OK;
 }
 
-// Step 3 for one dimension (a constant where it is called, so the loops unroll). Boxes inside
-// this region go to the front of the local array; boxes that cross its border and reach it are
-// listed as copies to `me` and placed after them (then the ghosts), so that a pair of two boxes
-// below `inside` needs no region test later. Checks the boxes too unless `checked`.
+// Step 3 for one dimension (a constant where it is called, so the loops unroll). The boxes that
+// stay here keep the caller's order (the core's temporal coherence follows indices), each with a
+// flag: inside the region, so that a pair of two such boxes needs no region test later. Checks
+// the boxes too unless `checked`.
 static inline bp_status sort_out(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids, size_t n,
-                                 const int dim, bool checked, size_t *inside_out, size_t *kept_out,
-                                 size_t *nout_out) {
+                                 const int dim, bool checked, size_t *kept_out, size_t *nout_out) {
     const int me = ctx->rank;
     const size_t F = (size_t)(2 * dim);
     const float *lo = ctx->decomp.lo + 3 * me, *hi = ctx->decomp.hi + 3 * me;
     float *lb = ctx->lboxes;
     uint64_t *li = ctx->lids;
-    size_t inside = 0, nout = 0, nself = 0;
+    uint8_t *lin = ctx->linside;
+    size_t kept = 0, nout = 0;
     bool finite = true, ordered = true;
 #if defined(__SSE2__)
     // 2D: a box is one register; finite, ordered and inside are three compares and a mask.
@@ -152,8 +152,9 @@ static inline bp_status sort_out(bp_mpi_context *ctx, const float *boxes, const 
             finite &= fin == 15;
             ordered &= (ord & 3) == 3;
             if (ins == 15) {
-                _mm_storeu_ps(lb + inside * 4, v);
-                li[inside++] = ids[i];
+                _mm_storeu_ps(lb + kept * 4, v);
+                lin[kept] = 1;
+                li[kept++] = ids[i];
                 continue;
             }
             in = false;
@@ -168,8 +169,9 @@ static inline bp_status sort_out(bp_mpi_context *ctx, const float *boxes, const 
             }
         }
         if (in) {
-            for (size_t k = 0; k < F; ++k) lb[inside * F + k] = b[k];
-            li[inside++] = ids[i];
+            for (size_t k = 0; k < F; ++k) lb[kept * F + k] = b[k];
+            lin[kept] = 1;
+            li[kept++] = ids[i];
             continue;
         }
         if (!checked && !(finite && ordered)) continue;  // the descent needs ordered numbers
@@ -179,32 +181,35 @@ static inline bp_status sort_out(bp_mpi_context *ctx, const float *boxes, const 
         if (st != BP_OK) return st;
         for (int k = 0; k < c; ++k) {
             const int r = ctx->dests[k];
+            if (r == me) {
+                memcpy(lb + kept * F, b, F * sizeof(float));
+                lin[kept] = 0;
+                li[kept++] = ids[i];
+                continue;
+            }
             ctx->outgoing[2 * nout] = (uint32_t)i;
             ctx->outgoing[2 * nout + 1] = (uint32_t)r;
             ++nout;
-            if (r == me) ++nself;
-            else ctx->scount[r]++;
+            ctx->scount[r]++;
         }
     }
     if (!checked) {
         if (!finite) return BP_ERR_NONFINITE;
         if (!ordered) return BP_ERR_INVERTED_BOX;
     }
-    // The crossing boxes that reach this region, after the inside ones; the list keeps the rest.
-    size_t kept = inside, w = 0;
-    for (size_t k = 0; k < nout; ++k) {
-        const uint32_t i = ctx->outgoing[2 * k];
-        if ((int)ctx->outgoing[2 * k + 1] == me) {
-            memcpy(lb + kept * F, boxes + i * F, F * sizeof(float));
-            li[kept++] = ids[i];
-        } else {
-            ctx->outgoing[2 * w] = i, ctx->outgoing[2 * w + 1] = ctx->outgoing[2 * k + 1];
-            ++w;
-        }
-    }
-    (void)nself;
-    *inside_out = inside, *kept_out = kept, *nout_out = w;
+    *kept_out = kept, *nout_out = nout;
     return BP_OK;
+}
+
+// The core's temporal coherence needs the same box count as last frame, and ghosts and migrating
+// objects change it a little every frame: the core gets a count that stays put while the real one
+// varies by up to 1/64 below it, the rest filled with copies of real boxes (spread evenly, so each
+// adds a pair or two; pairs with a copy are dropped). Returns the count to pass.
+static size_t stable_count(bp_mpi_context *ctx, size_t nl) {
+    size_t nc = ctx->core_n;
+    if (nl == 0) return 0;
+    if (!(nl <= nc && nc - nl <= nc / 64 + 16)) nc = nl + nl / 128 + 8;
+    return nc;
 }
 
 bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids, size_t n, int dim,
@@ -238,15 +243,16 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
 
     // 3. Sort the boxes out. Most boxes of a rank whose objects live in its region lie inside
     //    it: one test keeps them; the others descend the tree to every region they overlap.
-    size_t inside = 0, kept = 0, nout = 0;
+    size_t kept = 0, nout = 0;
     memset(ctx->scount, 0, (size_t)P * sizeof(int));
     if (st == BP_OK) {
         st = bpm_reserve(ctx, (void **)&ctx->lboxes, &ctx->lboxes_cap, n * F, sizeof(float));
         if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lids, &ctx->lids_cap, n, sizeof(uint64_t));
+        if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->linside, &ctx->linside_cap, n, sizeof(uint8_t));
     }
     if (st == BP_OK)
-        st = dim == 2 ? sort_out(ctx, boxes, ids, n, 2, checked, &inside, &kept, &nout)
-                      : sort_out(ctx, boxes, ids, n, 3, checked, &inside, &kept, &nout);
+        st = dim == 2 ? sort_out(ctx, boxes, ids, n, 2, checked, &kept, &nout)
+                      : sort_out(ctx, boxes, ids, n, 3, checked, &kept, &nout);
     if (st == BP_OK) st = send_layout(ctx, nout);
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->sendbuf, &ctx->sendbuf_cap, nout, rec);
     if (st == BP_OK) {
@@ -266,9 +272,9 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
     size_t nrecv = 0;
     st = receive_layout(ctx, &nrecv);
     if (st == BP_OK && kept + nrecv > BP_MAX_BOXES) st = BP_ERR_TOO_MANY;
-    const size_t nl = kept + nrecv;
+    const size_t nl = kept + nrecv, nc = stable_count(ctx, nl);
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->recvbuf, &ctx->recvbuf_cap, nrecv, rec);
-    if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lboxes, &ctx->lboxes_cap, nl * F, sizeof(float));
+    if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lboxes, &ctx->lboxes_cap, nc * F, sizeof(float));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lids, &ctx->lids_cap, nl, sizeof(uint64_t));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lowner, &ctx->lowner_cap, nrecv, sizeof(int32_t));
     st = agree(ctx, &t, st);
@@ -287,6 +293,8 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
             ctx->lids[at] = id;
             ctx->lowner[at - kept] = r;
         }
+    for (size_t k = nl; k < nc; ++k)  // the copies that keep the core's count
+        memcpy(ctx->lboxes + k * F, ctx->lboxes + ((k - nl) * nl / (nc - nl)) * F, F * sizeof(float));
     ctx->stats.objects = n;
     ctx->stats.kept = kept;
     ctx->stats.ghosts_sent = nout;
@@ -298,21 +306,24 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
     //    corner (the larger of the two mins on each axis) it holds.
     bp_pairs cp = {NULL, 0};
     t0 = now();
-    st = dim == 2 ? bp_find_pairs2(ctx->core, (const bp_box2 *)(const void *)ctx->lboxes, nl, &cp)
-                  : bp_find_pairs3(ctx->core, (const bp_box3 *)(const void *)ctx->lboxes, nl, &cp);
+    st = dim == 2 ? bp_find_pairs2(ctx->core, (const bp_box2 *)(const void *)ctx->lboxes, nc, &cp)
+                  : bp_find_pairs3(ctx->core, (const bp_box3 *)(const void *)ctx->lboxes, nc, &cp);
     t.core += now() - t0;
+    ctx->core_n = st == BP_OK ? nc : 0;
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->pairs, &ctx->pairs_cap, cp.count, sizeof(bp_mpi_pair));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->fwd, &ctx->fwd_cap, cp.count, sizeof(bp_mpi_pair));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->fwd_dest, &ctx->fwd_dest_cap, cp.count, sizeof(int32_t));
-    size_t npairs = 0, nfwd = 0;
+    size_t npairs = 0, nfwd = 0, nreal = 0;
     memset(ctx->scount, 0, (size_t)P * sizeof(int));
     if (st == BP_OK) {
         const float *lo = ctx->decomp.lo + 3 * me, *hi = ctx->decomp.hi + 3 * me;
         const float *lb = ctx->lboxes;
         for (size_t k = 0; k < cp.count; ++k) {
             const uint32_t i = cp.pairs[k].i, j = cp.pairs[k].j;
+            if (i >= nl || j >= nl) continue;  // a copy
+            ++nreal;
             // Two boxes inside the region meet inside it: no test, no box to read.
-            if (i >= inside || j >= inside) {
+            if (!(i < kept && j < kept && ctx->linside[i] & ctx->linside[j])) {
                 bool mine = true;
                 for (int a = 0; a < dim; ++a) {
                     const float x = lb[i * F + a] > lb[j * F + a] ? lb[i * F + a] : lb[j * F + a];
@@ -333,7 +344,7 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
                 ctx->scount[owner]++;
             }
         }
-        ctx->stats.pairs_found = cp.count;
+        ctx->stats.pairs_found = nreal;
         ctx->stats.pairs_forwarded = nfwd;
         st = send_layout(ctx, nfwd);
     }

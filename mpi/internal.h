@@ -59,6 +59,8 @@ struct bp_mpi_context {
     // Buffers, kept between frames and grown by doubling: a warm frame allocates nothing.
     float *lboxes;      size_t lboxes_cap;   // boxes here: kept first, then ghosts (floats)
     uint64_t *lids;     size_t lids_cap;
+    uint8_t *linside;   size_t linside_cap;  // 1: a kept box inside this region (no test for its pairs)
+    size_t core_n;                           // boxes the core got last frame (stable_count)
     int32_t *lowner;    size_t lowner_cap;   // the rank that passed each ghost (the boxes after the kept ones)
     uint32_t *outgoing; size_t outgoing_cap; // (box index, destination) of each copy to send
     unsigned char *sendbuf; size_t sendbuf_cap;

@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-$root/build-web}
 emcc=${EMCC:-emcc}
-opt=${BP_WEB_OPT:--O2}
+read -r -a opt <<<"${BP_WEB_OPT:--O2}"   # words: e.g. BP_WEB_OPT="-O3 -msimd128"
 command -v "$emcc" >/dev/null 2>&1 || { echo "build_web.sh: emcc not found (apt-get install emscripten)" >&2; exit 2; }
 # Debian's emcc runs its JS optimizer (-O2) on the system's node modules (acorn).
 export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
@@ -21,14 +21,17 @@ headers=("$root"/src/*.h "$root/include/broadphase.h" "$root/bench/scene.h" "$ro
 newest_header=$(ls -t "${headers[@]}" | head -1)
 # -DBP_STATIC: no visibility attributes; workers stay 1 (no threads in the page), so pthreads
 # are only linked, never started.
-cflags=(-std=c17 "$opt" -Wall -Wextra -Wpedantic -ffp-contract=off -DBP_STATIC -DBP_BUILDING
+cflags=(-std=c17 "${opt[@]}" -Wall -Wextra -Wpedantic -ffp-contract=off -DBP_STATIC -DBP_BUILDING
         -I"$root/include" -I"$root/src" -I"$root/bench" -I"$root/demo")
+# Objects made with other flags are all stale.
+flags_changed=false
+[ "$(cat "$out/obj/flags" 2>/dev/null)" = "${cflags[*]}" ] || flags_changed=true
 stale=()
 objects=()
 for s in "${sources[@]}"; do
   o="$out/obj/$(basename "$(dirname "$s")")_$(basename "$s" .c).o"
   objects+=("$o")
-  if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_header" -nt "$o" ] || [ "$0" -nt "$o" ]; then
+  if $flags_changed || [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_header" -nt "$o" ] || [ "$0" -nt "$o" ]; then
     stale+=("$s" "$o")
   fi
 done
@@ -41,7 +44,8 @@ if [ ${#stale[@]} -gt 0 ]; then
     [ -f "${stale[k]}" ] && [ "${stale[k]}" -nt "${stale[k-1]}" ] || { echo "build_web.sh: compile failed" >&2; exit 1; }
   done
 fi
-"$emcc" "$opt" "${objects[@]}" -o "$out/broadphase.js" \
+printf '%s' "${cflags[*]}" >"$out/obj/flags"
+"$emcc" "${opt[@]}" "${objects[@]}" -o "$out/broadphase.js" \
   -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sMODULARIZE=1 -sEXPORT_NAME=BroadphaseModule \
   -sEXPORTED_FUNCTIONS=_malloc,_free \
   -sEXPORTED_RUNTIME_METHODS=ccall,cwrap,UTF8ToString,HEAPF64,HEAPF32,HEAPU8

@@ -61,9 +61,17 @@ optional+=(
   libopenmpi-dev    # mpi/: broadphase_mpi, broadphase-mpi-bench and tests/test_mpi (CMake finds MPI)
   openmpi-bin       #   mpirun, which runs the MPI tests with 1 to 4 ranks (tests/mpi.cmake)
 )
+# Issue #17, fuzzing:
+optional+=(
+  clang             # tests/fuzz/run.sh (.ci/run): the libFuzzer targets (-DBP_FUZZ=ON, clang only)
+  libclang-rt-14-dev  #   and libFuzzer's and the sanitizers' runtimes for it (only recommended by clang)
+)
 
 if $full; then
   packages+=("${optional[@]}")
+  # npm: test web_browser fetches playwright-core with it. Only when no npm is on the PATH: a
+  # nodejs from NodeSource carries its own npm and conflicts with Debian's package.
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
 installed() {

@@ -3,6 +3,8 @@
 #if defined(__linux__)
 #define _DEFAULT_SOURCE
 #endif
+#include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
@@ -46,11 +48,39 @@ void bp_default_free(void *p, size_t size, void *user) {
 
 // With workers, tasks grow their own buffers: the pool's lock keeps the user's hooks (and the
 // byte count) to one thread at a time.
+//
+// Hooks that break their promise (a block not aligned as asked, or one handed out while it is
+// still live) are outside the contract (include/broadphase.h); debug builds assert both, as far
+// as it is cheap: alignment always, a block given twice among the first 256 live ones.
+#ifndef NDEBUG
+static void bp_debug_track(bp_context *ctx, void *p) {
+    assert(((uintptr_t)p & 63) == 0 && "allocation hook broke its promise: block not 64-byte aligned");
+    if (ctx->debug_untracked) return;
+    for (uint32_t k = 0; k < ctx->debug_nlive; ++k)
+        assert(ctx->debug_live[k] != p && "allocation hook broke its promise: a live block handed out again");
+    if (ctx->debug_nlive == sizeof ctx->debug_live / sizeof ctx->debug_live[0]) ctx->debug_untracked = true;
+    else ctx->debug_live[ctx->debug_nlive++] = p;
+}
+
+static void bp_debug_untrack(bp_context *ctx, void *p) {
+    for (uint32_t k = 0; k < ctx->debug_nlive; ++k)
+        if (ctx->debug_live[k] == p) {
+            ctx->debug_live[k] = ctx->debug_live[--ctx->debug_nlive];
+            return;
+        }
+}
+#endif
+
 void *bp_alloc(bp_context *ctx, size_t size) {
     if (size == 0) size = 1;
     bp_pool_lock(ctx->pool);
     void *p = ctx->alloc.alloc(size, 64, ctx->alloc.user);
-    if (p) ctx->bytes += size;
+    if (p) {
+        ctx->bytes += size;
+#ifndef NDEBUG
+        bp_debug_track(ctx, p);
+#endif
+    }
     bp_pool_unlock(ctx->pool);
     return p;
 }
@@ -59,6 +89,9 @@ void bp_free(bp_context *ctx, void *p, size_t size) {
     if (!p) return;
     if (size == 0) size = 1;
     bp_pool_lock(ctx->pool);
+#ifndef NDEBUG
+    bp_debug_untrack(ctx, p);
+#endif
     ctx->alloc.free(p, size, ctx->alloc.user);
     ctx->bytes -= size;
     bp_pool_unlock(ctx->pool);

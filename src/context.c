@@ -152,6 +152,9 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
     bp_context *ctx = al.alloc(sizeof *ctx, 64, al.user);
     if (!ctx) return BP_ERR_NOMEM;
     memset(ctx, 0, sizeof *ctx);
+#ifndef NDEBUG
+    ctx->debug_live[ctx->debug_nlive++] = ctx;  // a hook giving this block out again is caught
+#endif
     ctx->def = d;
     ctx->def.allocator = al;
     ctx->alloc = al;

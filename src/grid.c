@@ -33,6 +33,10 @@
 #ifndef GRID_CELL_FACTOR_3D
 #define GRID_CELL_FACTOR_3D 1.25
 #endif
+// The extent that sizes the cells counts at most this many times the box's smallest extent.
+#ifndef GRID_ELONGATION
+#define GRID_ELONGATION 2.0
+#endif
 // With points (no extent), cells of this many times the mean spacing of the bulk of the boxes.
 #ifndef GRID_SPACING_FACTOR
 #define GRID_SPACING_FACTOR 0.35
@@ -95,9 +99,11 @@ static void grid_reset(bp_algorithm *m) {
     g->head_ok = false;  // wiped whole before its next use
     g->dirty = 0;
     memset(g->rows_ok, 0, sizeof g->rows_ok);
+    memset(g->cells_ok, 0, sizeof g->cells_ok);
     g->n = 0;
     for (int l = 0; l < GRID_MAX_LEVELS; ++l) g->geom.lv[l].begin = g->geom.lv[l].end = 0;
     g->geom.levels = 0;
+    g->occupied_count = 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -120,11 +126,19 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     const int d = f->dim;
     const size_t n = f->n;
     const size_t s = n < GRID_SAMPLE ? n : GRID_SAMPLE;
-    double ext[GRID_SAMPLE], cen[GRID_SAMPLE];
+    double ext[GRID_SAMPLE], cen[GRID_SAMPLE], thin[GRID_SAMPLE];
+    // Each box's smallest extent: a box's extent on an axis counts at most GRID_ELONGATION times
+    // that, so long thin boxes (walls, beams) get cells sized by their thickness and go to levels
+    // with long cells on their long axis; boxes of similar extents on every axis are unaffected.
+    for (size_t j = 0; j < s; ++j) {
+        const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
+        thin[j] = INFINITY;
+        for (int a = 0; a < d; ++a) thin[j] = fmin(thin[j], (double)b[d + a] - (double)b[a]);
+    }
     for (int a = 0; a < d; ++a) {
         for (size_t j = 0; j < s; ++j) {
             const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
-            ext[j] = (double)b[d + a] - (double)b[a];
+            ext[j] = fmin((double)b[d + a] - (double)b[a], GRID_ELONGATION * thin[j]);
             cen[j] = 0.5 * ((double)b[a] + (double)b[d + a]);
         }
         grid_sort_doubles(ext, s);
@@ -147,19 +161,30 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     }
 }
 
-// Fills the levels of a geometry whose level 0 is set. False when the keys do not fit 32 bits.
+// Fills the levels of a geometry whose level 0 is set: every tuple of per-axis shifts, from 0 to
+// the shift where that axis has at most two cells (a box there spans at most two whatever its
+// extent). Level index = sum of shift[a] * level_mul[a], x slowest, so (0, 0, 0) is level 0. False
+// when the keys do not fit 32 bits or the tuples exceed GRID_MAX_LEVELS.
 static bool grid_build_levels(grid_geom *G) {
     const int d = G->dim;
+    int count = 1;
+    for (int a = 2; a >= 0; --a) {
+        int s = 0;
+        if (a < d)
+            while (((G->g0[a] - 1) >> s) + 1 > 2) ++s;
+        G->axis_levels[a] = s + 1;
+        G->level_mul[a] = count;
+        if (count > GRID_MAX_LEVELS / (s + 1)) return false;
+        count *= s + 1;
+    }
     uint64_t base = 0;
-    int l = 0;
-    for (;; ++l) {
-        if (l >= GRID_MAX_LEVELS) return false;
+    for (int l = 0; l < count; ++l) {
         grid_level *L = &G->lv[l];
-        bool top = true;
         uint64_t size = 1, stride[3] = {0, 0, 0};  // 0 past the dimension: those terms vanish
         for (int a = 0; a < 3; ++a) {
-            L->g[a] = a < d ? ((G->g0[a] - 1) >> l) + 1 : 1;
-            if (L->g[a] > 2) top = false;
+            const int sh = (l / G->level_mul[a]) % G->axis_levels[a];
+            L->shift[a] = (uint8_t)sh;
+            L->g[a] = a < d ? ((G->g0[a] - 1) >> sh) + 1 : 1;
         }
         for (int a = 0; a < d; ++a) {
             stride[a] = size;
@@ -171,10 +196,8 @@ static bool grid_build_levels(grid_geom *G) {
         L->size = (uint32_t)size;
         L->begin = L->end = 0;
         base += size;
-        // At two cells per axis every box spans at most two cells: this level takes the rest.
-        if (top) break;
     }
-    G->levels = l + 1;
+    G->levels = count;
     G->total = base;
     return true;
 }
@@ -276,20 +299,18 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     return false;
 }
 
-// The key of a box from its level-0 cell range, in the finest level where it spans at most two
-// cells per axis.
+// The key of a box from its level-0 cell range, in the level whose shift on each axis is the
+// smallest where the box spans at most two cells: a long thin box gets long thin cells.
 static inline uint32_t grid_key(const grid_geom *G, const int64_t c0[3], const int64_t c1[3], int *level) {
-    int l = 0;
     const int d = G->dim;
-    for (;; ++l) {
-        bool fits = true;
-        for (int a = 0; a < d; ++a)
-            if ((c1[a] >> l) - (c0[a] >> l) > 1) fits = false;
-        if (fits || l + 1 >= G->levels) break;
+    int l = 0, sh[3] = {0, 0, 0};
+    for (int a = 0; a < d; ++a) {
+        while ((c1[a] >> sh[a]) - (c0[a] >> sh[a]) > 1 && sh[a] + 1 < G->axis_levels[a]) ++sh[a];
+        l += sh[a] * G->level_mul[a];
     }
     const grid_level *L = &G->lv[l];
     uint64_t k = L->base;
-    for (int a = 0; a < d; ++a) k += (uint64_t)((c0[a] >> l) + 1) * L->stride[a];
+    for (int a = 0; a < d; ++a) k += (uint64_t)((c0[a] >> sh[a]) + 1) * L->stride[a];
     *level = l;
     return (uint32_t)k;
 }
@@ -446,10 +467,11 @@ static void grid_sort_gather(bp_grid *g, size_t n, int d, grid_extract *x) {
     }
 }
 
-// First sorted position in level l whose key is >= key: within the key's row when the level
-// has a row index, else in the whole level.
+// First sorted position in level l whose key is >= key: read from the cell index, or searched
+// within the key's row when the level has a row index, else in the whole level.
 static size_t grid_lower_bound(const bp_grid *g, int l, uint32_t key) {
     const grid_level *L = &g->geom.lv[l];
+    if (g->cells_ok[l]) return g->rows[g->roff[l] + (key - L->base)];
     size_t lo = L->begin, hi = L->end;
     if (g->rows_ok[l]) {
         const size_t r = (key - L->base) / L->stride[1];
@@ -465,38 +487,82 @@ static size_t grid_lower_bound(const bp_grid *g, int l, uint32_t key) {
     return lo;
 }
 
-// Row index of the non-empty levels finer than `coarse` (the ones coarser boxes search), each
-// row found by a binary search: rows x log n, far less than a pass over the boxes. A level with
-// more rows than the budget allows is searched whole instead.
-static bp_status grid_build_rows(bp_grid *g, size_t n, int coarse) {
+// Which of two occupied levels queries the other for their cross pairs. The candidates are
+// about the same either way; the row lookups are not: a box of level X spans about
+// 2^(shift_X - shift_Y + 1) + 1 cells of level Y on an axis where X's cells are larger, 3 where
+// they are not, and it looks up one row per cell on the axes past x (keys are x-contiguous). So
+// X queries Y when its boxes times their rows in Y are fewer than the other way round (ties: the
+// higher level queries): a few large boxes search the fine levels, but many small boxes ask a
+// coarse level rather than each large box walking the rows of a much finer one; a box long on
+// x asks the level of boxes long on y, through few rows.
+static double grid_rows_in(const grid_geom *G, const grid_level *X, const grid_level *Y) {
+    double rows = 1.0;
+    for (int a = 1; a < G->dim; ++a)
+        rows *= X->shift[a] > Y->shift[a] ? ldexp(1.0, X->shift[a] - Y->shift[a] + 1) + 1.0 : 3.0;
+    return rows;
+}
+
+static void grid_plan_cross(bp_grid *g) {
     const grid_geom *G = &g->geom;
-    // Offsets for every level under the budget, whether searched this frame or not, so that
-    // the reservation does not change while the grid does not (no allocation once warm).
-    size_t total = 0;
-    for (int l = 0; l < G->levels; ++l) {
-        const grid_level *L = &G->lv[l];
-        const size_t rows = L->size / L->stride[1] + 1;
-        g->rows_ok[l] = total + rows <= n + 4096;
-        if (g->rows_ok[l]) {
-            g->roff[l] = total;
-            total += rows;
+    const int occ = g->occupied_count;
+    if (occ > GRID_PLAN_MAX) return;  // the higher level queries the lower (grid_cross_pairs)
+    int t = 0;
+    for (int x = 0; x < occ; ++x) {
+        g->toff[x] = t;
+        const grid_level *X = &G->lv[g->occupied[x]];
+        const double nx = (double)(X->end - X->begin);
+        for (int y = 0; y < occ; ++y) {
+            if (y == x) continue;
+            const grid_level *Y = &G->lv[g->occupied[y]];
+            const double ny = (double)(Y->end - Y->begin);
+            const double xy = nx * grid_rows_in(G, X, Y), yx = ny * grid_rows_in(G, Y, X);
+            if (xy < yx || (xy == yx && x > y)) g->targets[t++] = g->occupied[y];
         }
     }
-    for (int l = coarse; l < G->levels; ++l) g->rows_ok[l] = false;
-    for (int l = 0; l < coarse; ++l)
-        if (G->lv[l].end == G->lv[l].begin) g->rows_ok[l] = false;
+    g->toff[occ] = t;
+}
+
+// Index of the levels that other levels' boxes search: the first sorted position of every cell
+// (a region query's row is then two loads, no search) where the budget allows, else of every row
+// (each found by a binary search: rows x log n, far less than a pass over the boxes); a level
+// beyond both is searched whole. Coarse levels first (they are small and most searched). The
+// budget is reserved whole, so that the reservation does not change while n does not (no
+// allocation once warm).
+static bp_status grid_build_rows(bp_grid *g, size_t n) {
+    const grid_geom *G = &g->geom;
+    const size_t budget = 2 * n + 4096;
     bp_status st = BP_OK;
-    g->rows = bp_grow(g->base.ctx, g->rows, &g->rows_cap, total + 1, sizeof *g->rows, false, &st);
-    if (st != BP_OK) {
-        memset(g->rows_ok, 0, sizeof g->rows_ok);
-        return st;
+    g->rows = bp_grow(g->base.ctx, g->rows, &g->rows_cap, budget + 1, sizeof *g->rows, false, &st);
+    if (st != BP_OK) return st;
+    const bool planned = g->occupied_count <= GRID_PLAN_MAX;
+    bool searched[GRID_MAX_LEVELS];
+    memset(searched, 0, sizeof searched);
+    if (planned) {
+        for (int t = 0; t < g->toff[g->occupied_count]; ++t) searched[g->targets[t]] = true;
+    } else {
+        for (int o = 0; o + 1 < g->occupied_count; ++o) searched[g->occupied[o]] = true;
     }
     const uint32_t *keys = g->keys;
-    for (int l = 0; l < coarse; ++l) {
-        if (!g->rows_ok[l]) continue;
+    size_t total = 0;
+    for (int o = g->occupied_count - 1; o >= 0; --o) {
+        const int l = g->occupied[o];
+        if (!searched[l]) continue;
         const grid_level *L = &G->lv[l];
-        const size_t rows = L->size / L->stride[1] + 1;
+        const size_t rows = L->size / L->stride[1] + 1, cells = (size_t)L->size + 1;
+        g->cells_ok[l] = total + cells <= budget;
+        g->rows_ok[l] = !g->cells_ok[l] && total + rows <= budget;
+        if (!g->cells_ok[l] && !g->rows_ok[l]) continue;
+        g->roff[l] = total;
+        total += g->cells_ok[l] ? cells : rows;
         uint32_t *out = g->rows + g->roff[l];
+        if (g->cells_ok[l]) {
+            size_t p = L->begin;
+            for (uint32_t c = 0; c <= L->size; ++c) {
+                while (p < L->end && keys[p] < L->base + c) ++p;
+                out[c] = (uint32_t)p;
+            }
+            continue;
+        }
         size_t p = L->begin;
         for (size_t r = 0; r < rows; ++r) {
             const uint64_t start = (uint64_t)L->base + (uint64_t)r * L->stride[1];
@@ -652,9 +718,10 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
     return BP_OK;
 }
 
-// Cross-level pairs: each box of level m (boxes [p0, p1)) against the finer levels, as a region
-// query of its own box (each pair is found from its coarser box only).
-static bp_status grid_cross_pairs(const bp_grid *g, int m, size_t p0, size_t p1, bp_sink *sink, uint64_t *checks) {
+// Cross-level pairs: each box of occupied level mo (boxes [p0, p1)) against the levels it
+// queries (grid_plan_cross), as a region query of its own box: each pair of boxes in two levels
+// is found from the one whose level queries the other's, once.
+static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1, bp_sink *sink, uint64_t *checks) {
     const grid_geom *G = &g->geom;
     const int d = G->dim;
     const uint32_t *BP_RESTRICT keys = g->keys;
@@ -672,22 +739,23 @@ static bp_status grid_cross_pairs(const bp_grid *g, int m, size_t p0, size_t p1,
         }
         int64_t c0[3], c1[3];
         grid_cells(G, box, c0, c1);
-        for (int l = 0; l < m; ++l) {
+        const bool planned = g->occupied_count <= GRID_PLAN_MAX;
+        const int t0 = planned ? g->toff[mo] : 0, t1 = planned ? g->toff[mo + 1] : mo;
+        for (int t = t0; t < t1; ++t) {
+            const int l = planned ? g->targets[t] : g->occupied[t];
             const grid_level *L = &G->lv[l];
-            if (L->begin == L->end) continue;
             int64_t lo[3], hi[3];
-            grid_region(G, l, c0, c1, lo, hi);
+            grid_region(G, L, c0, c1, lo, hi);
             const uint64_t rows = (uint64_t)(hi[1] - lo[1] + 1) * (uint64_t)(hi[2] - lo[2] + 1);
             if (rows >= L->end - L->begin) {
                 // More rows than boxes (a box spanning a huge extent): a search per row would
                 // cost in proportion to the extent (issue #17), a scan of the level to its boxes.
                 for (size_t j = L->begin; j < L->end; ++j) {
                     const float *b = bx + (size_t)(2 * d) * j;
-                    int hit = d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b);
-                    if (hit) {
-                        bp_status st = bp_sink_push(sink, ids[p], ids[j]);
-                        if (st != BP_OK) return st;
-                    }
+                    const unsigned hit = (unsigned)(d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b));
+                    bp_status st = bp_sink_room(sink, 1);
+                    if (BP_UNLIKELY(st != BP_OK)) return st;
+                    bp_sink_put(sink, ids[p], ids[j], hit);
                 }
                 c += L->end - L->begin;
                 continue;
@@ -699,13 +767,14 @@ static bp_status grid_cross_pairs(const bp_grid *g, int m, size_t p0, size_t p1,
                     const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
                     size_t j = grid_lower_bound(g, l, klo);
                     const size_t j0 = j;
+                    // Without a branch on the hit: long boxes meet many, and hits are then too
+                    // frequent to predict (sticks: two candidates in five are pairs).
                     for (; keys[j] <= khi; ++j) {
                         const float *b = bx + (size_t)(2 * d) * j;
-                        int hit = d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b);
-                        if (hit) {
-                            bp_status st = bp_sink_push(sink, ids[p], ids[j]);
-                            if (st != BP_OK) return st;
-                        }
+                        const unsigned hit = (unsigned)(d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b));
+                        bp_status st = bp_sink_room(sink, 1);
+                        if (BP_UNLIKELY(st != BP_OK)) return st;
+                        bp_sink_put(sink, ids[p], ids[j], hit);
                     }
                     // A row searched counts as a check even when empty: the work the search
                     // costs shows in the statistics.
@@ -970,6 +1039,7 @@ typedef struct grid_pairs_job {
     int nseg;
     size_t off[2 * GRID_MAX_LEVELS + 1];
     int level[2 * GRID_MAX_LEVELS];
+    int occ[2 * GRID_MAX_LEVELS];  // the level's place among the occupied ones
     bool cross[2 * GRID_MAX_LEVELS];
 } grid_pairs_job;
 
@@ -984,7 +1054,7 @@ static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, uint32_t work
         const size_t p0 = L->begin + (v0 > j->off[s] ? v0 - j->off[s] : 0);
         const size_t p1 = L->begin + (v1 < j->off[s + 1] ? v1 : j->off[s + 1]) - j->off[s];
         bp_status st;
-        if (j->cross[s]) st = grid_cross_pairs(g, j->level[s], p0, p1, sink, checks);
+        if (j->cross[s]) st = grid_cross_pairs(g, j->occ[s], p0, p1, sink, checks);
         else if (g->geom.dim == 2) st = grid_level_pairs2(g, L, p0, p1, sink, checks);
         else st = grid_level_pairs3(g, L, p0, p1, sink, checks);
         if (st != BP_OK) return st;
@@ -1000,6 +1070,7 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     bp_grid_table_clear(g);
     g->table = false;
     memset(g->rows_ok, 0, sizeof g->rows_ok);
+    memset(g->cells_ok, 0, sizeof g->cells_ok);
     const bool same_grid = grid_choose(g, f);
     bool done;
     bp_status st = bp_grid_table_find(g, f, sink, checks, &done);
@@ -1045,9 +1116,11 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
 
     // Level ranges in the sorted order.
     int coarse = 0;  // the last non-empty level
+    g->occupied_count = 0;
+    size_t lo = 0;  // levels are consecutive key ranges: each begins where the last ended
     for (int l = 0; l < G->levels; ++l) {
         grid_level *L = &G->lv[l];
-        size_t lo = 0, hi = n;
+        size_t hi = n;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
             if (g->keys[mid] < L->base) lo = mid + 1;
@@ -1061,10 +1134,14 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
             else hi = mid;
         }
         L->end = lo;
-        if (L->end > L->begin) coarse = l;
+        if (L->end > L->begin) {
+            coarse = l;
+            g->occupied[g->occupied_count++] = l;
+        }
     }
+    grid_plan_cross(g);
     if (coarse > 0) {
-        st = grid_build_rows(g, n, coarse);
+        st = grid_build_rows(g, n);
         if (st != BP_OK) return st;
     }
     // Where the table could serve, the crowding that decides between the layouts next frame.
@@ -1081,12 +1158,15 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     memset(&pj, 0, sizeof pj);
     pj.g = g;
     size_t items = 0;
-    for (int l = 0; l < G->levels; ++l) {
+    const bool planned = g->occupied_count <= GRID_PLAN_MAX;
+    for (int o = 0; o < g->occupied_count; ++o) {
+        const int l = g->occupied[o];
         const grid_level *L = &G->lv[l];
-        if (L->begin == L->end) continue;
-        for (int cross = 0; cross < 1 + (l > 0); ++cross) {
+        const bool queries = planned ? g->toff[o + 1] > g->toff[o] : o > 0;
+        for (int cross = 0; cross < 1 + queries; ++cross) {
             pj.off[pj.nseg] = items;
             pj.level[pj.nseg] = l;
+            pj.occ[pj.nseg] = o;
             pj.cross[pj.nseg++] = cross;
             items += L->end - L->begin;
         }
@@ -1112,11 +1192,11 @@ static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *
     int64_t c0[3], c1[3];
     grid_cells(G, qb, c0, c1);
     const uint32_t *keys = g->keys, *ids = g->perm;
-    for (int l = 0; l < G->levels; ++l) {
+    for (int o = 0; o < g->occupied_count; ++o) {
+        const int l = g->occupied[o];
         const grid_level *L = &G->lv[l];
-        if (L->begin == L->end) continue;
         int64_t lo[3], hi[3];
-        grid_region(G, l, c0, c1, lo, hi);
+        grid_region(G, L, c0, c1, lo, hi);
         const uint64_t rows = (uint64_t)(hi[1] - lo[1] + 1) * (uint64_t)(hi[2] - lo[2] + 1);
         if (rows >= L->end - L->begin) {
             // More rows than boxes: scanning the level is cheaper than a search per row.
@@ -1149,7 +1229,6 @@ static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *
 void bp_grid_draw_cell(const grid_geom *G, int l, uint32_t key, const bp_debug_draw *draw) {
     const int d = G->dim;
     const grid_level *L = &G->lv[l];
-    const double scale = ldexp(1.0, l);
     uint64_t local = key - L->base;
     int64_t c[3] = {0, 0, 0};
     for (int a = d - 1; a >= 0; --a) {
@@ -1158,6 +1237,7 @@ void bp_grid_draw_cell(const grid_geom *G, int l, uint32_t key, const bp_debug_d
     }
     float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     for (int a = 0; a < d; ++a) {
+        const double scale = ldexp(1.0, L->shift[a]);
         lo[a] = (float)(G->origin[a] + (double)c[a] * scale * G->cell[a]);
         hi[a] = (float)(G->origin[a] + (double)(c[a] + 1) * scale * G->cell[a]);
     }
@@ -1196,7 +1276,8 @@ static void grid_debug_draw(const bp_algorithm *m, const bp_frame *f, const bp_d
         bp_grid_table_draw(g, draw);
         return;
     }
-    for (int l = 0; l < G->levels; ++l) {
+    for (int o = 0; o < g->occupied_count; ++o) {
+        const int l = g->occupied[o];
         const grid_level *L = &G->lv[l];
         for (size_t j = L->begin; j < L->end; ++j)
             if (j == L->begin || g->keys[j] != g->keys[j - 1]) bp_grid_draw_cell(G, l, g->keys[j], draw);
@@ -1229,10 +1310,9 @@ static bp_status grid_validate(const bp_algorithm *m, const bp_frame *f) {
             grid_cells(G, b, c0, c1);
             int lev;
             if (grid_key(G, c0, c1, &lev) != g->keys[j] || lev != l) return BP_ERR_INVALID_ARG;
-            // In its level, the box spans at most two cells per axis (the top level excepted:
-            // there every axis has at most two cells).
+            // In its level, the box spans at most two cells per axis.
             for (int a = 0; a < d; ++a)
-                if ((c1[a] >> l) - (c0[a] >> l) > 1) return BP_ERR_INVALID_ARG;
+                if ((c1[a] >> L->shift[a]) - (c0[a] >> L->shift[a]) > 1) return BP_ERR_INVALID_ARG;
         }
     }
     if (covered != n) return BP_ERR_INVALID_ARG;

@@ -11,7 +11,11 @@
 #include <emmintrin.h>
 #endif
 
-#define GRID_MAX_LEVELS 34
+// Levels are tuples of per-axis shifts (docs/grid.md, "Long boxes"): at most this many.
+#define GRID_MAX_LEVELS 1024
+// Up to this many occupied levels, each two choose which one queries the other; beyond, the
+// higher level queries the lower (targets then holds no list: toff is all zero).
+#define GRID_PLAN_MAX 64
 // Sentinel keys after the last box: every scan stops there without a bounds test.
 #define GRID_PAD 16  // also covers the prefetch distance
 #define GRID_SENTINEL UINT32_MAX
@@ -23,6 +27,7 @@
 
 typedef struct grid_level {
     int64_t g[3];         // cells per axis (coordinates 0 .. g-1)
+    uint8_t shift[3];     // the level's cells are 2^shift[a] level-0 cells on axis a
     uint32_t stride[3];   // key strides: 1, padded row, padded plane
     uint32_t base;        // first key of the level
     uint32_t size;        // keys of the level: the padded cell count
@@ -39,6 +44,8 @@ typedef struct grid_geom {
     double wlo[3], whi[3];  // the window the cells cover
     bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
     int levels;
+    int axis_levels[3];   // shifts per axis: 0 .. axis_levels[a] - 1 (1 past the dimension)
+    int level_mul[3];     // level index = sum of shift[a] * level_mul[a] (x slowest)
     uint64_t total;       // keys of all levels
     grid_level lv[GRID_MAX_LEVELS];
 } grid_geom;
@@ -60,12 +67,20 @@ typedef struct bp_grid {
     float *oboxes;
     size_t okeys_cap, mkeys_cap, mpos_cap, perm2_cap, oboxes_cap;
     size_t moved;         // boxes pulled out of the order this frame
-    // Row index of the levels that coarser boxes search: rows[roff[l] + r] = first sorted
-    // position of padded row r of level l (rows_ok[l] when built).
+    // Index of the levels that boxes of higher levels search: rows[roff[l] + c] = first sorted
+    // position of key base + c of level l (cells_ok[l]), or of padded row r (rows_ok[l]).
     uint32_t *rows;
     size_t rows_cap;
     size_t roff[GRID_MAX_LEVELS];
     bool rows_ok[GRID_MAX_LEVELS];
+    bool cells_ok[GRID_MAX_LEVELS];
+    // The levels holding boxes this frame, ascending: the pair passes and queries visit only these.
+    int occupied[GRID_MAX_LEVELS];
+    int occupied_count;
+    // Cross-level pairs: the boxes of occupied level o query the levels targets[toff[o] ..
+    // toff[o + 1]) (grid_plan_cross: for each two levels, the side with fewer row lookups).
+    int toff[GRID_MAX_LEVELS + 1];
+    int targets[GRID_PLAN_MAX * GRID_PLAN_MAX / 2];
     uint64_t resorts;     // frames that needed a full radix sort
     // The table layout (src/grid_table.c): cells are lists through a table of every level-0
     // cell instead of runs of a sorted order. keys and boxes then hold every box in input order,
@@ -139,16 +154,17 @@ static inline void grid_map2_box(const grid_map2 *m, const float *b, float *out,
 }
 #endif
 
-// The cells of level l that can hold the min corner of a box overlapping the level-0 cell
-// range [c0, c1]: a box of level l spans at most two cells, so its min cell is at most one
-// before c0 (and not after c1). Clamped to the grid, so ranges never wrap into the next row.
-static inline void grid_region(const grid_geom *G, int l, const int64_t c0[3], const int64_t c1[3], int64_t lo[3],
-                        int64_t hi[3]) {
+// The cells of level L that can hold the min corner of a box overlapping the level-0 cell
+// range [c0, c1]: a box of level L spans at most two of its cells per axis, so its min cell is at
+// most one before c0 (and not after c1). Clamped to the grid, so ranges never wrap into the next
+// row.
+static inline void grid_region(const grid_geom *G, const grid_level *L, const int64_t c0[3], const int64_t c1[3],
+                               int64_t lo[3], int64_t hi[3]) {
     for (int a = 0; a < 3; ++a) {
         if (a < G->dim) {
-            lo[a] = (c0[a] >> l) - 1;
+            lo[a] = (c0[a] >> L->shift[a]) - 1;
             if (lo[a] < 0) lo[a] = 0;
-            hi[a] = c1[a] >> l;
+            hi[a] = c1[a] >> L->shift[a];
         } else {
             lo[a] = hi[a] = 0;
         }

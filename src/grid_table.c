@@ -471,7 +471,7 @@ bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_quer
     const float qb[4] = {q->lo[0], q->lo[1], q->hi[0], q->hi[1]};
     int64_t c0[3], c1[3], lo[3], hi[3];
     grid_cells(G, qb, c0, c1);
-    grid_region(G, 0, c0, c1, lo, hi);
+    grid_region(G, &G->lv[0], c0, c1, lo, hi);
     for (int64_t y = lo[1]; y <= hi[1]; ++y) {
         for (int64_t x = lo[0]; x <= hi[0]; ++x) {
             const uint32_t key = (uint32_t)(y + 1) * sx + (uint32_t)(x + 1);

@@ -131,3 +131,22 @@ if(NOT CMAKE_CONFIGURATION_TYPES AND NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(install.pkg_config PROPERTIES FIXTURES_REQUIRED bp_installed LABELS install TIMEOUT 300
                        SKIP_REGULAR_EXPRESSION "SKIPPED: pkg-config not found")
 endif()
+
+# Chaos allocation (issue #17): allocations refused at random, 1 in 3 and 1 in 100, over long
+# runs of frames (every method) and world operations (both dimensions).
+bp_lib_test_exe(test_chaos)
+foreach(bp_rate 3 100)
+  foreach(bp_d 2 3)
+    foreach(bp_m ${BP_TEST_METHODS})
+      bp_lib_test(chaos.context.${bp_m}.${bp_d}d.1in${bp_rate} test_chaos context ${bp_m} ${bp_d} ${bp_rate})
+    endforeach()
+    bp_lib_test(chaos.world.${bp_d}d.1in${bp_rate} test_chaos world auto ${bp_d} ${bp_rate})
+  endforeach()
+endforeach()
+# Hooks that break their promise: debug builds assert (the test expects the abort).
+if(CMAKE_BUILD_TYPE STREQUAL "Debug")
+  foreach(bp_how misaligned twice)
+    bp_lib_test(chaos.broken_hooks.${bp_how} test_chaos broken ${bp_how})
+    set_tests_properties(chaos.broken_hooks.${bp_how} PROPERTIES WILL_FAIL TRUE)
+  endforeach()
+endif()

@@ -1,6 +1,6 @@
 // The browser demo's C side: the desktop demo's simulation (demo/demo_sim.c) behind a few
-// exported calls the page (web/web.js) makes, and the world's partition (bp_world_debug_draw)
-// collected into a flat array for the canvas. Built to WebAssembly by scripts/build_web.sh; see
+// exported calls the page (web/web.js) makes, and the partition (the world's cells, or the
+// structure of the world's method) collected into a flat array for the canvas. Built to WebAssembly by scripts/build_web.sh; see
 // docs/web.md. Calls return a bp_status (0 is BP_OK) or a number; arrays are handed out as
 // pointers into the module's memory, valid until the next call.
 #include <stdlib.h>
@@ -31,7 +31,7 @@ EMSCRIPTEN_KEEPALIVE int web_start(const char *name, int n, int method, int mode
     if (!name || bp_scene_from_name(name, &kind) != 0 || strlen(name) >= sizeof web_scene_name)
         return BP_ERR_INVALID_ARG;
     if (n < 1 || (size_t)n > BP_DEMO_MAX_N || method < 0 || method >= BP_METHOD_COUNT || mode < 0 || mode > 2 ||
-        !(seed >= 0))
+        !(seed >= 0 && seed < 18446744073709551616.0))
         return BP_ERR_INVALID_ARG;
     if (!bp_method_available((bp_method)method)) return BP_ERR_UNSUPPORTED;
     bool snap = web.snap;

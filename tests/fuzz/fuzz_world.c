@@ -31,7 +31,7 @@ typedef struct wmodel {
     size_t nlast, nnow;
 } wmodel;
 
-static int cmp_pair(const void *x, const void *y) {
+FZ_NOCOV static int cmp_pair(const void *x, const void *y) {
     const wpair *a = x, *b = y;
     if (a->a != b->a) return a->a < b->a ? -1 : 1;
     return a->b < b->b ? -1 : a->b > b->b;
@@ -39,7 +39,7 @@ static int cmp_pair(const void *x, const void *y) {
 
 // The pair rule of bp_world (include/broadphase.h): closed overlap, not both static, each
 // one's category meets the other's mask.
-static bool w_pairs(const wmodel *m, const wp *a, const wp *b) {
+FZ_NOCOV static bool w_pairs(const wmodel *m, const wp *a, const wp *b) {
     if (a->kind == BP_PROXY_STATIC && b->kind == BP_PROXY_STATIC) return false;
     if (!(a->category & b->mask) || !(b->category & a->mask)) return false;
     for (int k = 0; k < m->dim; ++k)
@@ -47,7 +47,7 @@ static bool w_pairs(const wmodel *m, const wp *a, const wp *b) {
     return true;
 }
 
-static void w_brute(wmodel *m) {
+FZ_NOCOV static void w_brute(wmodel *m) {
     m->nnow = 0;
     for (size_t i = 0; i < m->count; ++i) {
         if (!m->p[i].live) continue;
@@ -62,7 +62,7 @@ static void w_brute(wmodel *m) {
     if (m->nnow) qsort(m->now, m->nnow, sizeof *m->now, cmp_pair);
 }
 
-static bool w_has(const wpair *v, size_t n, wpair x) {
+FZ_NOCOV static bool w_has(const wpair *v, size_t n, wpair x) {
     return n && bsearch(&x, v, n, sizeof *v, cmp_pair) != NULL;
 }
 
@@ -109,7 +109,7 @@ static uint64_t w_bits(fz *f) {
     return v[fz_u8(f) & 7];
 }
 
-static void w_check_hits(wmodel *m, const bp_world_hits *h, int kind, const float *lo, const float *hi,
+FZ_NOCOV static void w_check_hits(wmodel *m, const bp_world_hits *h, int kind, const float *lo, const float *hi,
                          const float *c, float radius, uint64_t mask) {
     // The expected ids, ascending.
     bp_proxy_id want[FZ_MAX_PROXIES * 4];
