@@ -323,6 +323,13 @@ if [ -n "$only" ]; then
     exit 0
 fi
 
+# Sections measured by other tools (python/bench.py; the browser demo, docs/web.md) are written
+# by hand from their runs: a full run keeps them, from "## Python" to the end of the old file.
+kept=""
+if [ -f "$output" ] && grep -q '^## Python' "$output"; then
+    kept=$(awk '/^## Python/ { on = 1 } on { print }' "$output")
+fi
+
 {
     echo "# Benchmarks"
     echo
@@ -458,6 +465,10 @@ fi
     echo "difference is the cost of a pick that is close but not best. The ratios against the peers are"
     echo "in the first table; timings on a shared machine vary by 10-30% from run to run, so read a"
     echo "ratio near a goal as neither met nor missed."
+    if [ -n "$kept" ]; then
+        echo
+        printf '%s\n' "$kept"
+    fi
 } >"$output"
 
 echo "benchmarks.sh: wrote $output in $elapsed s of benchmarking" >&2
