@@ -507,6 +507,7 @@ static void grid_plan_cross(bp_grid *g) {
     const int occ = g->occupied_count;
     if (occ > GRID_PLAN_MAX) return;  // the higher level queries the lower (grid_cross_pairs)
     int t = 0;
+    for (int x = 0; x < occ; ++x) g->lookups[x] = 0.0;
     for (int x = 0; x < occ; ++x) {
         g->toff[x] = t;
         const grid_level *X = &G->lv[g->occupied[x]];
@@ -515,8 +516,13 @@ static void grid_plan_cross(bp_grid *g) {
             if (y == x) continue;
             const grid_level *Y = &G->lv[g->occupied[y]];
             const double ny = (double)(Y->end - Y->begin);
-            const double xy = nx * grid_rows_in(G, X, Y), yx = ny * grid_rows_in(G, Y, X);
-            if (xy < yx || (xy == yx && x > y)) g->targets[t++] = g->occupied[y];
+            // A query with rows about as many as the level's boxes scans the level instead.
+            const double rxy = grid_rows_in(G, X, Y), ryx = grid_rows_in(G, Y, X);
+            const double xy = nx * (2.0 * rxy >= ny ? ny : rxy), yx = ny * (2.0 * ryx >= nx ? nx : ryx);
+            if (xy < yx || (xy == yx && x > y)) {
+                g->targets[t++] = g->occupied[y];
+                g->lookups[y] += xy;
+            }
         }
     }
     g->toff[occ] = t;
@@ -525,8 +531,9 @@ static void grid_plan_cross(bp_grid *g) {
 // Index of the levels that other levels' boxes search: the first sorted position of every cell
 // (a region query's row is then two loads, no search) where the budget allows, else of every row
 // (each found by a binary search: rows x log n, far less than a pass over the boxes); a level
-// beyond both is searched whole. Coarse levels first (they are small and most searched). The
-// budget is reserved whole, so that the reservation does not change while n does not (no
+// beyond both is searched whole. Row indexes first, then cell indexes from the smallest level up
+// (a large level that many boxes search must not go without an index). The budget is reserved
+// whole, so that the reservation does not change while n does not (no
 // allocation once warm).
 static bp_status grid_build_rows(bp_grid *g, size_t n) {
     const grid_geom *G = &g->geom;
@@ -542,16 +549,42 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
     } else {
         for (int o = 0; o + 1 < g->occupied_count; ++o) searched[g->occupied[o]] = true;
     }
-    const uint32_t *keys = g->keys;
+    // Every searched level gets its row index (small: rows, not cells); then, smallest first,
+    // levels searched often trade it for a cell index while the budget lasts.
     size_t total = 0;
-    for (int o = g->occupied_count - 1; o >= 0; --o) {
+    for (int o = 0; o < g->occupied_count; ++o) {
         const int l = g->occupied[o];
-        if (!searched[l]) continue;
+        const grid_level *L = &G->lv[l];
+        g->rows_ok[l] = searched[l] && total + L->size / L->stride[1] + 1 <= budget;
+        if (g->rows_ok[l]) total += L->size / L->stride[1] + 1;
+    }
+    // A cell index costs a pass over the level's cells each frame: only where the lookups it
+    // saves are more than a quarter of its cells.
+    bool worth[GRID_MAX_LEVELS];
+    memset(worth, 0, sizeof worth);
+    for (int o = 0; planned && o < g->occupied_count; ++o)
+        worth[g->occupied[o]] = (double)G->lv[g->occupied[o]].size < 4.0 * g->lookups[o];
+    for (;;) {
+        int best = -1;
+        for (int o = 0; o < g->occupied_count; ++o) {
+            const int l = g->occupied[o];
+            if (g->rows_ok[l] && worth[l] && (best < 0 || G->lv[l].size < G->lv[best].size)) best = l;
+        }
+        if (best < 0) break;
+        const grid_level *L = &G->lv[best];
+        const size_t rows = L->size / L->stride[1] + 1, cells = (size_t)L->size + 1;
+        if (total - rows + cells > budget) break;
+        total += cells - rows;
+        g->rows_ok[best] = false;
+        g->cells_ok[best] = true;
+    }
+    const uint32_t *keys = g->keys;
+    total = 0;
+    for (int o = 0; o < g->occupied_count; ++o) {
+        const int l = g->occupied[o];
+        if (!g->cells_ok[l] && !g->rows_ok[l]) continue;
         const grid_level *L = &G->lv[l];
         const size_t rows = L->size / L->stride[1] + 1, cells = (size_t)L->size + 1;
-        g->cells_ok[l] = total + cells <= budget;
-        g->rows_ok[l] = !g->cells_ok[l] && total + rows <= budget;
-        if (!g->cells_ok[l] && !g->rows_ok[l]) continue;
         g->roff[l] = total;
         total += g->cells_ok[l] ? cells : rows;
         uint32_t *out = g->rows + g->roff[l];
@@ -747,9 +780,10 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
             int64_t lo[3], hi[3];
             grid_region(G, L, c0, c1, lo, hi);
             const uint64_t rows = (uint64_t)(hi[1] - lo[1] + 1) * (uint64_t)(hi[2] - lo[2] + 1);
-            if (rows >= L->end - L->begin) {
-                // More rows than boxes (a box spanning a huge extent): a search per row would
-                // cost in proportion to the extent (issue #17), a scan of the level to its boxes.
+            if (2 * rows >= L->end - L->begin) {
+                // Rows about as many as boxes (a box spanning a huge extent, or a level of a few
+                // boxes): a search per row would cost in proportion to the extent (issue #17), a
+                // scan of the level to its boxes, never more than brute force.
                 for (size_t j = L->begin; j < L->end; ++j) {
                     const float *b = bx + (size_t)(2 * d) * j;
                     const unsigned hit = (unsigned)(d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b));

@@ -81,6 +81,7 @@ typedef struct bp_grid {
     // toff[o + 1]) (grid_plan_cross: for each two levels, the side with fewer row lookups).
     int toff[GRID_MAX_LEVELS + 1];
     int targets[GRID_PLAN_MAX * GRID_PLAN_MAX / 2];
+    double lookups[GRID_PLAN_MAX];  // row lookups expected into each occupied level (the plan's)
     uint64_t resorts;     // frames that needed a full radix sort
     // The table layout (src/grid_table.c): cells are lists through a table of every level-0
     // cell instead of runs of a sorted order. keys and boxes then hold every box in input order,
