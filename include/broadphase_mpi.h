@@ -81,7 +81,9 @@ void bp_mpi_destroy(bp_mpi_context *ctx);
 /// This frame's objects of this rank: n boxes and their global ids (unique over all ranks;
 /// not checked, which would take a global sort). n may be 0 (boxes and ids may then be NULL).
 /// Finds the pairs of the union over the ranks; this rank's share goes to `out` (the pairs whose
-/// smaller id is one of this rank's objects), in no particular order.
+/// smaller id is one of this rank's objects), in no particular order. Keep the objects in a
+/// stable order between frames (a leaving object replaced by the last one, arrivals appended):
+/// the core's temporal coherence follows indices (docs/mpi.md).
 /// Errors (the same on every rank): BP_ERR_NULL, BP_ERR_DIMENSION, BP_ERR_TOO_MANY,
 /// BP_ERR_NONFINITE, BP_ERR_INVERTED_BOX, BP_ERR_NOMEM. On error *out is empty and the context
 /// stays usable (its decomposition is kept).

@@ -286,7 +286,7 @@ world_section() {
     echo "as persistent worlds (only the moved proxies updated, their own pair cache; checked against our"
     echo "pairs, begins and ends every frame), and our stateless methods given every box each frame. Then"
     echo "\`uniform\` with every proxy moved every frame through the world: the cost of the world when"
-    echo "everything moves. Mean ms per frame over $wframes timed frames (10 for uniform), one thread;"
+    echo "everything moves. Mean ms per frame over the timed frames (per N: $wframes; uniform: 10), one thread;"
     echo "measured $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, load average at the end $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")."
     echo
     world_reading "$tmp/world2d/bench.csv" "$tmp/world3d/bench.csv" "$tmp/worldall/bench.csv"
@@ -294,6 +294,7 @@ world_section() {
     echo '```'
     for f in world2d world3d worldall; do
         awk '/: mean ms per frame/ { on = 1 } on && /^$/ { on = 0; print "" } on { print }' "$tmp/$f.txt"
+        echo
     done
     echo '```'
     echo "<!-- world: end -->"
@@ -320,6 +321,13 @@ if [ -n "$only" ]; then
     done
     echo "benchmarks.sh: rewrote the sections $only of $output in $elapsed s of benchmarking" >&2
     exit 0
+fi
+
+# Sections measured by other tools (python/bench.py; the browser demo, docs/web.md) are written
+# by hand from their runs: a full run keeps them, from "## Python" to the end of the old file.
+kept=""
+if [ -f "$output" ] && grep -q '^## Python' "$output"; then
+    kept=$(awk '/^## Python/ { on = 1 } on { print }' "$output")
 fi
 
 {
@@ -457,6 +465,10 @@ fi
     echo "difference is the cost of a pick that is close but not best. The ratios against the peers are"
     echo "in the first table; timings on a shared machine vary by 10-30% from run to run, so read a"
     echo "ratio near a goal as neither met nor missed."
+    if [ -n "$kept" ]; then
+        echo
+        printf '%s\n' "$kept"
+    fi
 } >"$output"
 
 echo "benchmarks.sh: wrote $output in $elapsed s of benchmarking" >&2

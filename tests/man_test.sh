@@ -28,7 +28,8 @@ if command -v groff >/dev/null 2>&1; then
     echo "groff formats $PAGE without warnings"
 else
     echo "groff not installed: checking the page's source only"
-    sed 's/\\-/-/g; s/\\f[BIRP]//g' "$PAGE" >"$TMP/text"
+    # Escapes undone; a section heading (.SS) indented as man would show it.
+    sed 's/\\-/-/g; s/\\f[BIRP]//g; s/^\.SS /   /' "$PAGE" >"$TMP/text"
 fi
 
 # The options a help text prints, one per line.

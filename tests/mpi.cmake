@@ -13,7 +13,7 @@ target_compile_options(test_mpi PRIVATE $<$<CONFIG:Debug>:-O1>)
 # the tests' counting allocator instead (every context's bytes back to zero, after every failure).
 set(bp_mpi_env "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
 foreach(bp_np 1 2 3 4)
-  foreach(bp_case "oracle 2" "oracle 3" "empty 2" "errors 2" "errors 3" "nomem 2")
+  foreach(bp_case "oracle 2" "oracle 3" "empty 2" "warm 2" "errors 2" "errors 3" "nomem 2")
     string(REPLACE " " "." bp_name "${bp_case}")
     separate_arguments(bp_args UNIX_COMMAND "${bp_case}")
     add_test(NAME mpi.${bp_name}.np${bp_np}

@@ -177,6 +177,45 @@ static void grid_for(int dim, double world, int *counts, float *cuts) {
     }
 }
 
+// The statistics agree between ranks: copies sent = copies received, forwarded pairs arrive,
+// the global fields are the same everywhere; a threshold of 0 cuts new regions every frame, and
+// the caller's grid (frames 4-5) never.
+static void check_stats(const bp_mpi_stats *st, int frame, int variant, bool grid, double prev_imbalance) {
+    uint64_t mine[4] = {st->ghosts_sent, st->ghosts_received, st->pairs_forwarded, st->pairs}, sum[4];
+    MPI_Allreduce(mine, sum, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_EQ(sum[0], sum[1]);
+    CHECK(st->kept + st->ghosts_received >= st->kept);
+    double imb[2] = {st->imbalance, -st->imbalance}, ext[2];
+    MPI_Allreduce(imb, ext, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(ext[0] == -ext[1]);
+    int rb = st->rebalanced, rbs[2], neg[2] = {rb, -rb};
+    MPI_Allreduce(neg, rbs, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(rbs[0] == -rbs[1]);
+    if (frame == 0 || frame == 6) CHECK(st->rebalanced);  // the first frame; back from the grid
+    else if (grid) CHECK(!st->rebalanced);
+    else if (variant == 1) CHECK_EQ(st->rebalanced, prev_imbalance > 0.0);
+    if (ranks_ == 1) CHECK_EQ(sum[0], 0);
+}
+
+// The regions tile space: a random point lies in the region of the rank bp_mpi_rank_of names,
+// and in no other.
+static void check_regions(const bp_mpi_context *ctx, int dim, double world) {
+    bpt_rng r = bpt_rng_make(77);
+    for (int k = 0; k < 200; ++k) {
+        float p[3];
+        for (int a = 0; a < dim; ++a) p[a] = (float)bpt_uniform(&r, -0.1 * world, 1.1 * world);
+        int owner = -1;
+        CHECK_OK(bp_mpi_rank_of(ctx, p, &owner));
+        for (int q = 0; q < ranks_; ++q) {
+            float lo[3], hi[3];
+            CHECK_OK(bp_mpi_get_region(ctx, q, lo, hi));
+            bool in = true;
+            for (int a = 0; a < dim; ++a) in &= lo[a] <= p[a] && p[a] < hi[a];
+            CHECK_MSG(in == (q == owner), "point in region %d, located in %d", q, owner);
+        }
+    }
+}
+
 // Every scene, several frames: ownership by index, by region and with an empty rank; buffer and
 // callback; the balanced default, a threshold of 0 (a new cut every frame) and the caller's grid.
 static void case_oracle(int argc, char **argv) {
@@ -193,11 +232,13 @@ static void case_oracle(int argc, char **argv) {
             def.dimension = dim;
             def.rebalance_threshold = variant ? 0.0f : 0.25f;
             def.method = variant ? BP_METHOD_SWEEP : BP_METHOD_AUTO;
+            def.workers = variant ? 2 : 1;
             failing f = {0, 0, 0, false};  // counts only: nothing may be left after destroy
             def.allocator = (bp_allocator){f_alloc, f_free, &f};
             bp_mpi_context *ctx;
             CHECK_OK(bp_mpi_create(&def, &ctx));
             u64pairs got = {0};
+            double prev_imbalance = 0.0;
             for (int frame = 0; frame < 8; ++frame) {
                 bpt_note("scene %s dim %d variant %d frame %d", bp_scene_name((bp_scene_kind)kind), dim, variant, frame);
                 if (frame == 4) {
@@ -223,6 +264,9 @@ static void case_oracle(int argc, char **argv) {
                 CHECK_EQ(st.objects, m);
                 CHECK_EQ(st.pairs, got.n);
                 CHECK(st.imbalance >= 0.0);
+                check_stats(&st, frame, variant, frame == 4 || frame == 5, prev_imbalance);
+                prev_imbalance = st.imbalance;
+                check_regions(ctx, dim, s.world);
                 // Several moves per frame: objects cross the region borders between calls.
                 for (int k = 0; k < 3; ++k) bp_scene_step(&s);
             }
@@ -265,6 +309,40 @@ static void case_empty(int argc, char **argv) {
     }
     free(got.v);
     bp_mpi_destroy(ctx);
+    free(all), free(mine), free(ids);
+    bp_scene_free(&s);
+}
+
+// A warm context allocates nothing: objects owned by region and moving, the same pairs as brute
+// force, and no allocation on any rank once a few frames have sized the buffers.
+static void case_warm(int argc, char **argv) {
+    const int dim = bpt_dim_arg(argc, argv, 0);
+    const size_t n = 3000, F = (size_t)(2 * dim);
+    bp_scene s;
+    CHECK(bp_scene_init_kind(&s, BP_SCENE_UNIFORM, n, dim, bpt_seed) == 0);
+    float *all = bpt_xrealloc(NULL, n * F * sizeof(float)), *mine = bpt_xrealloc(NULL, n * F * sizeof(float));
+    uint64_t *ids = bpt_xrealloc(NULL, n * sizeof(uint64_t));
+    failing f = {0, 0, 0, false};
+    bp_mpi_def def = bp_mpi_default_def();
+    def.dimension = dim;
+    def.allocator = (bp_allocator){f_alloc, f_free, &f};
+    bp_mpi_context *ctx;
+    CHECK_OK(bp_mpi_create(&def, &ctx));
+    u64pairs got = {0};
+    long warm = 0;
+    for (int frame = 0; frame < 14; ++frame) {
+        bpt_note("frame %d", frame);
+        bp_scene_boxes(&s, all);
+        const size_t m = pick(all, n, dim, frame == 0 ? 0 : 1, frame, ctx, mine, ids);
+        CHECK_OK(find(ctx, dim, mine, ids, m, frame % 2 == 1, &got));
+        expect_union(all, n, dim, got.v, got.n, ids, m);
+        if (frame == 6) warm = f.count;
+        if (frame > 6) CHECK_MSG(f.count == warm, "rank %d allocated %ld times in warm frame %d", rank_, f.count - warm, frame);
+        bp_scene_step(&s);
+    }
+    free(got.v);
+    bp_mpi_destroy(ctx);
+    CHECK_EQ(f.live, 0);
     free(all), free(mine), free(ids);
     bp_scene_free(&s);
 }
@@ -425,6 +503,7 @@ static void case_nomem(int argc, char **argv) {
 static const bpt_case cases[] = {
     {"oracle", case_oracle},
     {"empty", case_empty},
+    {"warm", case_warm},
     {"errors", case_errors},
     {"nomem", case_nomem},
 };

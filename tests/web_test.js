@@ -139,7 +139,7 @@ function decodePng(buf) {
     const i0 = c.hit.indexOf(0) >= 0 ? c.hit.indexOf(0) : 0;
     await page.mouse.move(box.x + c.pos[2 * i0] * sc, box.y + c.pos[2 * i0 + 1] * sc);
     await page.mouse.down();
-    await page.mouse.move(box.x + 30 * sc / sc, box.y + 30, {steps: 3});
+    await page.mouse.move(box.x + 30, box.y + 30, {steps: 3});
     await page.waitForTimeout(150);
     const dragged = await page.evaluate(() => window.bpDemo.dragged());
     const moved = await page.evaluate((i) => window.bpDemo.circles().pos.slice(2 * i, 2 * i + 2), i0);

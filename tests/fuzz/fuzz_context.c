@@ -183,7 +183,10 @@ static void ctx_query(ctx_run *r, bp_context *ctx, fz *f, int have) {
                 return;
             }
     if (bad) {
-        FZ_CHECK(st == BP_ERR_NONFINITE || (have != 1 && st == BP_ERR_NO_BOXES), st, kind);
+        // (A sphere with a bad centre and a negative radius has two errors; either may come.)
+        FZ_CHECK(st == BP_ERR_NONFINITE || (have != 1 && st == BP_ERR_NO_BOXES) ||
+                     (kind == 1 && radius < 0.0f && st == BP_ERR_NEGATIVE_RADIUS),
+                 st, kind);
         return;
     }
     if (kind == 1 && radius < 0.0f) {
