@@ -18,7 +18,10 @@ endfunction()
 
 foreach(bp_t ${BP_FUZZ_TARGETS})
   bp_fuzz_sources(bp_srcs ${bp_t})
-  add_executable(fuzz_replay_${bp_t} ${BP_FUZZ_DIR}/replay.c ${bp_srcs})
+  set(bp_replay_srcs ${BP_FUZZ_DIR}/replay.c ${bp_srcs})
+  list(APPEND bp_replay_srcs ${PROJECT_SOURCE_DIR}/tools/input.c)  # its file reader
+  list(REMOVE_DUPLICATES bp_replay_srcs)
+  add_executable(fuzz_replay_${bp_t} ${bp_replay_srcs})
   target_include_directories(fuzz_replay_${bp_t} PRIVATE ${BP_FUZZ_DIR} ${PROJECT_SOURCE_DIR}/tools)
   target_link_libraries(fuzz_replay_${bp_t} PRIVATE broadphase::broadphase bp_warnings)
   if(BP_LIBM)

@@ -9,32 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "input.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int replay_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "replay: cannot open %s\n", path);
-        return 1;
-    }
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            uint8_t *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf) return 1;
+    char *buf = NULL;
+    size_t n = 0;
+    if (!bp_input_read(path, &buf, &n, stderr)) return 1;  // the CLI's whole-file reader
     // An exact-size copy, so that AddressSanitizer catches a read one past the input.
     uint8_t *exact = malloc(n ? n : 1);
     if (!exact) {
