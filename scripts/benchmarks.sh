@@ -74,15 +74,11 @@ else
     tframes=20,10
 fi
 
-# The persistent world (issue #13): its scenes at the headline sizes, the peers as persistent
-# worlds, our stateless methods given every box each frame; and uniform with every proxy moved.
-if [ "$quick" -eq 1 ]; then
-    wns=100000
-    wframes=5
-else
-    wns=100000,1000000
-    wframes=20,10
-fi
+# The persistent world (issue #13): its scenes at the workers' sizes and frames, the peers as
+# persistent worlds, our stateless methods given every box each frame; and uniform with every
+# proxy moved.
+wns=$tns
+wframes=$tframes
 wmethods=sweep,grid,auto,world,world-incremental,world-rebuild
 
 echo "benchmarks.sh: building $build (Release)" >&2

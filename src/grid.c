@@ -1066,8 +1066,6 @@ static void grid_count_task(void *user, uint32_t t, uint32_t worker) {
     j->shared[t] = c;
 }
 
-// The pair passes as one list of items: per level, its boxes against their own level, then
-// (levels above 0) against the finer ones; a task's part may span several.
 // A box's queries of the other levels cost many times its own level's pass (row lookups in
 // several levels): each counts as this many items when the pair pass is cut into tasks, so that
 // the few large boxes of a scene like `mixed` spread over several tasks instead of one (with 2
@@ -1076,6 +1074,8 @@ static void grid_count_task(void *user, uint32_t t, uint32_t worker) {
 // task does not change the pairs or their order.
 #define GRID_CROSS_WEIGHT 64
 
+// The pair passes as one list of items: per occupied level, its boxes against their own level,
+// then (when it queries others) against the levels it queries; a task's part may span several.
 typedef struct grid_pairs_job {
     const bp_grid *g;
     int nseg;
