@@ -339,7 +339,8 @@ BP_API bp_status bp_debug_draw_structure(const bp_context *ctx, const bp_debug_d
 /// For tests; costs O(n) or more.
 BP_API bp_status bp_validate(const bp_context *ctx);
 
-/// Narrow tests, exact for the closed rule (computed in double; touching counts).
+/// Narrow tests, exact for the closed rule (in double, and in exact arithmetic where double is
+/// too close to call; touching counts).
 /// Each returns BP_OK and writes *hit, or BP_ERR_NULL / BP_ERR_NONFINITE /
 /// BP_ERR_INVERTED_BOX / BP_ERR_NEGATIVE_RADIUS for bad input.
 BP_API bp_status bp_test_box2(const bp_box2 *a, const bp_box2 *b, bool *hit);

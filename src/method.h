@@ -55,6 +55,9 @@ struct bp_algorithm_class {
 /// Whether the box (min[d], max[d]) is within distance r of c, decided exactly (expansion
 /// arithmetic; src/query.c): the borderline case of bp_sphere_box_hit.
 bool bp_sphere_box_exact(const float *c, float r, const float *box, int d);
+/// Whether |ca - cb| <= ra + rb, decided exactly (src/query.c): the borderline case of the
+/// circle and sphere narrow tests.
+bool bp_balls_exact(const float *ca, float ra, const float *cb, float rb, int d);
 
 /// Whether the box (min[d], max[d]) is within distance r of c (r >= 0, all finite): the
 /// distance in double, and the exact test where that is too close to r to tell.

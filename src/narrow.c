@@ -1,7 +1,8 @@
 // The exact narrow tests the seeds use: box-box, circle-circle, sphere-sphere, circle-box,
 // sphere-box. Computed in double from float input, so products and sums of two floats do not
-// round the decision the way float arithmetic would; circle-box and sphere-box share the region
-// queries' test, exact where the double distance is too close to the radius (src/method.h).
+// round the decision the way float arithmetic would; where the double result is within its
+// rounding error of the radius, exact arithmetic decides (src/query.c; circle-box and
+// sphere-box share the region queries' test).
 #include <math.h>
 
 #include "method.h"
@@ -43,8 +44,12 @@ static bp_status test_balls(const float *ca, float ra, const float *cb, float rb
         double e = (double)ca[k] - (double)cb[k];
         dist2 += e * e;
     }
-    double r = (double)ra + (double)rb;
-    *hit = dist2 <= r * r;
+    double r = (double)ra + (double)rb, r2 = r * r, diff = dist2 - r2;
+    // dist2 is within 5 roundings of the exact value and r2 within 3: only results closer than
+    // that need the exact test (coordinates of very different magnitudes).
+    if (diff > 1e-15 * (dist2 + r2)) *hit = false;
+    else if (-diff > 1e-15 * (dist2 + r2)) *hit = true;
+    else *hit = bp_balls_exact(ca, ra, cb, rb, d);
     return BP_OK;
 }
 

@@ -82,18 +82,32 @@ static size_t add_product(double *e, size_t n, double x, double y) {
     return err != 0.0 ? grow_expansion(e, n, err) : n;
 }
 
+// Adds (a - b)^2 exactly: a - b = hi + lo (two-sum), (hi + lo)^2 = hi^2 + 2 hi lo + lo^2.
+static size_t add_diff_squared(double *e, size_t n, double a, double b) {
+    double lo;
+    const double hi = two_sum(a, -b, &lo);
+    n = add_product(e, n, hi, hi);
+    n = add_product(e, n, 2.0 * hi, lo);
+    return add_product(e, n, lo, lo);
+}
+
 bool bp_sphere_box_exact(const float *c, float r, const float *box, int d) {
-    // sum over axes of e * e - r * r, where e = hi + lo exactly (a difference of two floats).
+    // The sign of the sum over axes of e^2, minus r^2.
     double e[40];
     size_t n = add_product(e, 0, -(double)r, (double)r);
     for (int a = 0; a < d; ++a) {
-        const double p = c[a], l = box[a], h = box[d + a];
-        if (p >= l && p <= h) continue;
-        double lo;
-        const double hi = p < l ? two_sum(l, -p, &lo) : two_sum(p, -h, &lo);
-        n = add_product(e, n, hi, hi);          // (hi + lo)^2 = hi^2 + 2 hi lo + lo^2
-        n = add_product(e, n, 2.0 * hi, lo);
-        n = add_product(e, n, lo, lo);
+        if (c[a] < box[a]) n = add_diff_squared(e, n, box[a], c[a]);
+        else if (c[a] > box[d + a]) n = add_diff_squared(e, n, c[a], box[d + a]);
     }
+    return e[n - 1] <= 0.0;
+}
+
+bool bp_balls_exact(const float *ca, float ra, const float *cb, float rb, int d) {
+    // The sign of |ca - cb|^2 - (ra^2 + 2 ra rb + rb^2); each product of two floats is exact.
+    double e[40];
+    size_t n = add_product(e, 0, -(double)ra, (double)ra);
+    n = add_product(e, n, -2.0 * (double)ra, (double)rb);
+    n = add_product(e, n, -(double)rb, (double)rb);
+    for (int a = 0; a < d; ++a) n = add_diff_squared(e, n, ca[a], cb[a]);
     return e[n - 1] <= 0.0;
 }

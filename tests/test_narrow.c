@@ -77,6 +77,14 @@ static void case_circle(int argc, char **argv) {
     CHECK(circle(-1e7f, 0, 5e6f, 0, 0, 5e6f));  // large, touching
     // Floats whose float arithmetic would round the decision: 0.1 + 0.2 (in float) vs 0.3.
     CHECK(circle(0, 0, 0.1f, 0.3f, 0, 0.2f) == ((double)0.3f <= (double)0.1f + (double)0.2f));
+    // Coordinates of very different magnitudes (docs/reliability.md, defect 4), where double
+    // rounds: with C = 1e30f, |(C, 0) - (0, y)|^2 = C^2 + y^2 against (C + r1)^2 = C^2 +
+    // 2 C r1 + r1^2: for r1 = 0 only y = 0 touches; for r1 = 1e-30f (2 C r1 is about 2) y = 1
+    // is inside and y = 2 outside. Double rounds all of them to C^2.
+    CHECK(circle(1e30f, 0, 1e30f, 0, 0, 0));
+    CHECK(!circle(1e30f, 0, 1e30f, 0, 1e14f, 0));
+    CHECK(circle(1e30f, 0, 1e30f, 0, 1, 1e-30f));
+    CHECK(!circle(1e30f, 0, 1e30f, 0, 2, 1e-30f));
 }
 
 static bool sphere(const float a[3], float ra, const float b[3], float rb) {
@@ -93,6 +101,11 @@ static void case_sphere(int argc, char **argv) {
     CHECK(sphere(o, 3, p, 4));
     CHECK(!sphere(o, 3, p, nextafterf(4, 0)));
     CHECK(sphere(o, 0, o, 0));
+    const float big[3] = {1e30f, 0, 0}, y1[3] = {0, 1, 0}, y2[3] = {0, 0, 2};  // (see case_circle)
+    CHECK(sphere(big, 1e30f, y1, 1e-30f));
+    CHECK(!sphere(big, 1e30f, y2, 1e-30f));
+    CHECK(!sphere(big, 1e30f, y1, 0));
+    CHECK(sphere(big, 1e30f, o, 0));
     CHECK(sphere(o, 100, p, 0));
     const float q[3] = {1, 2, 2};  // |q| = 3
     CHECK(sphere(o, 1, q, 2));
