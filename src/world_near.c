@@ -1,0 +1,126 @@
+// The world's near lists (docs/world.md, "Near lists"): for a moving proxy, the static proxies
+// whose boxes met its fat box (its box grown by a margin) when the list was made, copied as
+// entries {box, slot, group}. Static proxies do not move on their own: while none has changed
+// (the world's near epoch) and the proxy's box stays inside its fat box, every static proxy it
+// can meet is on its list, and an update decides its events with the static world from that
+// list alone: a few entries in one block, instead of finding and reading the cells around it.
+// A list is made again, from the cells, when the box leaves the fat box; all of them are
+// forgotten (the epoch moves on) when a static proxy is added, moved, removed or changed.
+//
+// Records are kept per proxy that has had a list (an index per slot, the records dense with a
+// free list); the entries live in blocks of the same block pool as the cells' runs.
+#include <math.h>
+
+#include "world.h"
+
+// A list of more entries than this is not kept: the proxy is decided from the cells (a crowd of
+// static proxies, or a box spanning many of them).
+#define WORLD_NEAR_MAX 64
+
+void bp_world_near_init(bp_world *w) {
+    bp_world_blocks_init(&w->near_blocks);
+    w->near_epoch = 1;
+    w->near_free = WORLD_NONE;
+}
+
+void bp_world_near_free(bp_world *w) {
+    bp_world_blocks_free(w, &w->near_blocks);
+    BP_RELEASE(w->heap, w->slot_near, w->slot_near_cap);
+    BP_RELEASE(w->heap, w->nears, w->near_cap);
+    w->near_count = 0;
+    w->near_free = WORLD_NONE;
+}
+
+size_t bp_world_near_bytes(const bp_world *w) {
+    return w->slot_near_cap * sizeof *w->slot_near + w->near_cap * sizeof *w->nears +
+           w->near_blocks.cap * (size_t)w->cells.stride * sizeof(float);
+}
+
+bp_status bp_world_near_reserve(bp_world *w) {
+    if (w->slot_near_cap < w->slot_cap) {
+        const size_t from = w->slot_near_cap;
+        BP_RESERVE(w->heap, w->slot_near, w->slot_near_cap, w->slot_cap);
+        for (size_t s = from; s < w->slot_near_cap; ++s) w->slot_near[s] = WORLD_NONE;
+    }
+    BP_RESERVE_DISCARD(w->heap, w->near_scratch, w->near_scratch_cap, WORLD_NEAR_MAX * (size_t)w->cells.stride);
+    return BP_OK;
+}
+
+// The slot's list goes (its proxy was removed, or its record is handed to another proxy).
+void bp_world_near_drop(bp_world *w, uint32_t slot) {
+    if (slot >= w->slot_near_cap || w->slot_near[slot] == WORLD_NONE) return;
+    const uint32_t r = w->slot_near[slot];
+    world_near *n = &w->nears[r];
+    if (n->cls != WORLD_NEAR_NOBLOCK) bp_world_block_put(w, &w->near_blocks, n->off, n->cls);
+    n->epoch = 0;
+    n->cls = WORLD_NEAR_NOBLOCK;
+    n->count = 0;
+    n->off = w->near_free;
+    w->near_free = r;
+    w->slot_near[slot] = WORLD_NONE;
+}
+
+// The fat box of a proxy whose box went from old_box (NULL: just added) to box: grown on every
+// side by its largest extent plus four times its largest step, so that a proxy moving steadily
+// keeps its list for several frames while the list stays a few entries long (measured on
+// `static`: docs/world.md). Rounding only widens it (float rounding is monotone).
+void bp_world_near_fat(const float *old_box, const float *box, int dim, float *fat) {
+    double ext = 0.0, step = 0.0;
+    for (int a = 0; a < dim; ++a) {
+        const double e = (double)box[dim + a] - (double)box[a];
+        ext = e > ext ? e : ext;
+        if (!old_box) continue;
+        const double s0 = fabs((double)box[a] - (double)old_box[a]);
+        const double s1 = fabs((double)box[dim + a] - (double)old_box[dim + a]);
+        step = s0 > step ? s0 : step;
+        step = s1 > step ? s1 : step;
+    }
+    const double m = ext + 4.0 * step;
+    for (int a = 0; a < dim; ++a) {
+        fat[a] = (float)((double)box[a] - m);
+        fat[dim + a] = (float)((double)box[dim + a] + m);
+    }
+}
+
+// Makes slot's list: `count` entries of `stride` floats collected from the cells. A list too
+// long, or no memory for it, leaves the slot without one (its proxy is decided from the cells):
+// a list saves time and never changes an answer.
+void bp_world_near_store(bp_world *w, uint32_t slot, const float *fat, const float *entries, size_t count) {
+    const int dim = w->dim;
+    const size_t stride = (size_t)w->cells.stride;
+    uint32_t r = slot < w->slot_near_cap ? w->slot_near[slot] : WORLD_NONE;
+    if (r == WORLD_NONE) {
+        if (slot >= w->slot_near_cap || count > WORLD_NEAR_MAX) return;
+        if (w->near_free != WORLD_NONE) {
+            r = w->near_free;
+            w->near_free = w->nears[r].off;
+        } else {
+            bp_status st = BP_OK;
+            w->nears = bp_grow(w->heap, w->nears, &w->near_cap, w->near_count + 1, sizeof *w->nears, true, &st);
+            if (st != BP_OK) return;
+            r = (uint32_t)w->near_count++;
+        }
+        w->nears[r].cls = WORLD_NEAR_NOBLOCK;
+        w->slot_near[slot] = r;
+    }
+    world_near *n = &w->nears[r];
+    n->epoch = 0;
+    n->count = 0;
+    if (count > WORLD_NEAR_MAX) return;
+    // The smallest class that holds the list; a block of another class is swapped for one.
+    unsigned cls = 0;
+    while (((size_t)2 << cls) < count) ++cls;
+    if (count && n->cls != cls) {
+        uint32_t off;
+        if (bp_world_block_get(w, &w->near_blocks, cls, &off) != BP_OK) return;
+        if (n->cls != WORLD_NEAR_NOBLOCK) bp_world_block_put(w, &w->near_blocks, n->off, n->cls);
+        n->off = off;
+        n->cls = (uint16_t)cls;
+    }
+    if (count) memcpy(w->near_blocks.pool + (size_t)n->off * stride, entries, count * stride * sizeof(float));
+    world_copy_box(n->fat, fat, dim);
+    n->count = (uint16_t)count;
+    n->epoch = w->near_epoch;
+}
+
+size_t bp_world_near_max(void) { return WORLD_NEAR_MAX; }
