@@ -406,6 +406,30 @@ static bp_status world_reserve_touch(bp_world *w, size_t extra) {
 
 // Records dense proxy d as changed, with its state as it is now (the state of the last update
 // when this is its first change since). `existed`: false for a proxy added since.
+// The record itself, once the world has room and is recording (a batch decides that up front).
+static inline void world_record_now(bp_world *w, uint32_t d, bool existed) {
+    world_touch *r = &w->touched[w->touched_count++];
+    const uint32_t g = w->meta[d].group;
+    if (w->groups[g].kind == BP_PROXY_STATIC) w->static_touched |= existed;
+    else w->touched_moving++;
+    r->slot = w->meta[d].slot;
+    r->old_group = WORLD_NONE;
+    if (existed) {
+        r->old_group = g;
+        w->groups[g].refs++;
+        const float *b = world_box(w, d);
+        if (w->dim == 2) {
+            memcpy(r->old_box, b, 4 * sizeof(float));
+            r->old_box[4] = r->old_box[5] = 0.0f;
+        } else {
+            memcpy(r->old_box, b, 6 * sizeof(float));
+        }
+    } else {
+        memset(r->old_box, 0, sizeof r->old_box);
+    }
+    world_set_touched(w, d, true);
+}
+
 static void world_record(bp_world *w, uint32_t d, bool existed) {
     if (w->overflow || world_touched(w, d)) return;
     if (w->def.mode == BP_WORLD_MODE_REBUILD ||
@@ -414,19 +438,7 @@ static void world_record(bp_world *w, uint32_t d, bool existed) {
         world_forget_touched(w);
         return;
     }
-    world_touch *r = &w->touched[w->touched_count];
-    if (world_is_static(w, d)) w->static_touched |= existed;
-    else w->touched_moving++;
-    r->slot = w->meta[d].slot;
-    r->old_group = WORLD_NONE;
-    memset(r->old_box, 0, sizeof r->old_box);
-    if (existed) {
-        r->old_group = w->meta[d].group;
-        w->groups[r->old_group].refs++;
-        world_copy_box(r->old_box, world_box(w, d), w->dim);
-    }
-    w->touched_count++;
-    world_set_touched(w, d, true);
+    world_record_now(w, d, existed);
 }
 
 // Proxy d's cell entry is behind: placed anew at the next sync (nothing to do while the cells
@@ -559,7 +571,7 @@ static bp_status world_move(bp_world *w, int dim, const bp_proxy_id *ids, const 
             __builtin_prefetch(&w->meta[dense[k + AHEAD]], 1);
         }
         const uint32_t d = dense[k];
-        world_record(w, d, true);
+        if (!world_touched(w, d)) world_record_now(w, d, true);  // room and share checked above
         world_set_box(w, d, boxes + k * (size_t)(2 * dim));
         world_dirty(w, d);
     }
@@ -904,11 +916,15 @@ static bp_status world_probe_visit(bp_world *w, world_probe *p, const float *reg
     return bp_world_cells_visit(w, region, region + dim, world_probe_cell, p);
 }
 
-static void world_union(const float *a, const float *b, int dim, float *out) {
-    for (int k = 0; k < dim; ++k) {
+static inline void world_union_dim(const float *a, const float *b, float *out, const int DIM) {
+    for (int k = 0; k < DIM; ++k) {
         out[k] = a[k] < b[k] ? a[k] : b[k];
-        out[dim + k] = a[dim + k] > b[dim + k] ? a[dim + k] : b[dim + k];
+        out[DIM + k] = a[DIM + k] > b[DIM + k] ? a[DIM + k] : b[DIM + k];
     }
+}
+static inline void world_union(const float *a, const float *b, int dim, float *out) {
+    if (dim == 2) world_union_dim(a, b, out, 2);
+    else world_union_dim(a, b, out, 3);
 }
 
 // The events between touched proxies and the rest, then among the touched ones.
@@ -1114,30 +1130,41 @@ static bp_status world_patch_cells(bp_world *w, uint64_t *checks) {
     return BP_OK;
 }
 
+// A changed proxy's events with the static proxies of its near list n (which answers for it).
+static inline bp_status world_near_events(bp_world *w, world_probe *p, const world_near *n, const int DIM) {
+    const size_t stride = (size_t)(2 * DIM + 2);
+    const float *e = w->near_blocks.pool + (size_t)n->off * stride;
+    // Most entries meet neither box (the fat box is larger): one test against their union first.
+    float u[6];
+    if (p->old_box && p->new_box) world_union_dim(p->old_box, p->new_box, u, DIM);
+    else world_copy_box(u, p->old_box ? p->old_box : p->new_box, DIM);
+    for (uint32_t k = 0; k < n->count; ++k, e += stride) {
+        if (!world_overlap(u, e, DIM)) continue;
+        const bool was = p->old_box && world_overlap(p->old_box, e, DIM);
+        const bool is = p->new_box && world_overlap(p->new_box, e, DIM);
+        if (!was && !is) continue;
+        const world_group *g = &w->groups[world_entry_word(e, DIM, 1)];
+        const bool before = was && world_groups_pair(p->old_g, g);
+        const bool now = is && world_groups_pair(p->new_g, g);
+        if (before == now) continue;
+        bp_status st = world_buf_push(w, p->out, now, world_key(p->slot, world_entry_word(e, DIM, 0)));
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
 // One changed proxy against the static proxies: from its near list when the list answers for
 // its old and new box, else from the cells, making its list on the way.
 static bp_status world_near_one(bp_world *w, world_probe *p, const world_touch *r) {
     const int dim = w->dim;
     const uint32_t d = world_slot_state(w, r->slot);
     world_probe_set(w, p, r, d);
-    const world_near *n = world_near_valid(w, r->slot, p->old_box, p->new_box);
+    const world_near *n = dim == 2 ? world_near_valid_dim(w, r->slot, p->old_box, p->new_box, 2)
+                                   : world_near_valid_dim(w, r->slot, p->old_box, p->new_box, 3);
     if (n) {
-        const size_t stride = (size_t)w->cells.stride;
-        const float *e = w->near_blocks.pool + (size_t)n->off * stride;
         p->checks += n->count;
         p->near_hits++;
-        for (uint32_t k = 0; k < n->count; ++k, e += stride) {
-            const bool was = p->old_box && world_overlap(p->old_box, e, dim);
-            const bool is = p->new_box && world_overlap(p->new_box, e, dim);
-            if (!was && !is) continue;
-            const world_group *g = &w->groups[world_entry_word(e, dim, 1)];
-            const bool before = was && world_groups_pair(p->old_g, g);
-            const bool now = is && world_groups_pair(p->new_g, g);
-            if (before == now) continue;
-            bp_status st = world_buf_push(w, p->out, now, world_key(p->slot, world_entry_word(e, dim, 0)));
-            if (st != BP_OK) return st;
-        }
-        return BP_OK;
+        return dim == 2 ? world_near_events(w, p, n, 2) : world_near_events(w, p, n, 3);
     }
     if (!p->new_box) return world_probe_regions(w, p, NULL);  // removed: its old box alone
     float fat[6] = {0};
@@ -1207,7 +1234,7 @@ static bp_status world_patch_near(bp_world *w, uint64_t *checks) {
     const bool ahead = w->n >= WORLD_PREFETCH_MIN;
     // Large worlds fetch ahead: a changed proxy's slot lines, then its box, bookkeeping and list
     // record, then its list's entries or, when the list must be made again, the cells around it.
-    enum { FAR = 16, MID = 8, NEAR = 4, NEXT = 2 };
+    enum { FAR = 32, MID = 16, NEAR = 8, NEXT = 4 };
     for (size_t t = 0; t < nt; ++t) {
         if (ahead) world_near_prefetch(w, t, nt, FAR, MID, NEAR, NEXT);
         bp_status st = world_near_one(w, &p, &w->touched[t]);
@@ -1356,6 +1383,9 @@ static void world_near_build_all(bp_world *w) {
         if (world_probe_visit(w, &p, fat) != BP_OK) return;
         bp_world_near_store(w, w->meta[d].slot, fat, w->near_scratch, p.near_count);
     }
+    // Room for the lists to double as they are made again in the frames to come (a wave of
+    // them in one frame would otherwise grow the pool in that frame).
+    (void)bp_world_blocks_reserve(w, &w->near_blocks, 2 * w->near_blocks.used);
 }
 
 static bp_status world_update_patch(bp_world *w, bp_world_events *events) {

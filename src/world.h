@@ -293,6 +293,7 @@ void bp_world_blocks_init(world_blocks *b);
 void bp_world_blocks_free(bp_world *w, world_blocks *b);
 bp_status bp_world_block_get(bp_world *w, world_blocks *b, unsigned cls, uint32_t *off);
 void bp_world_block_put(const bp_world *w, world_blocks *b, uint32_t off, unsigned cls);
+bp_status bp_world_blocks_reserve(bp_world *w, world_blocks *b, size_t cap);
 
 // world_near.c
 void bp_world_near_init(bp_world *w);
@@ -308,19 +309,22 @@ void bp_world_near_store(bp_world *w, uint32_t slot, const float *fat, const flo
 /// The most entries a list holds.
 size_t bp_world_near_max(void);
 /// The slot's list when it answers for a proxy going from old_box to box (either NULL when
-/// absent), else NULL.
-static inline const world_near *world_near_valid(const bp_world *w, uint32_t slot, const float *old_box,
-                                                 const float *box) {
+/// absent), else NULL. DIM a constant where the caller can make it one (the loops unroll).
+static inline const world_near *world_near_valid_dim(const bp_world *w, uint32_t slot, const float *old_box,
+                                                     const float *box, const int DIM) {
     const uint32_t r = w->slot_near[slot];
     if (r == WORLD_NONE) return NULL;
     const world_near *n = &w->nears[r];
-    if (n->epoch != w->near_epoch) return NULL;
-    const int dim = w->dim;
-    for (int a = 0; a < dim; ++a) {
-        if (old_box && !(old_box[a] >= n->fat[a] && old_box[dim + a] <= n->fat[dim + a])) return NULL;
-        if (box && !(box[a] >= n->fat[a] && box[dim + a] <= n->fat[dim + a])) return NULL;
+    bool in = n->epoch == w->near_epoch;
+    for (int a = 0; a < DIM; ++a) {
+        if (old_box) in &= (old_box[a] >= n->fat[a]) & (old_box[DIM + a] <= n->fat[DIM + a]);
+        if (box) in &= (box[a] >= n->fat[a]) & (box[DIM + a] <= n->fat[DIM + a]);
     }
-    return n;
+    return in ? n : NULL;
+}
+static inline const world_near *world_near_valid(const bp_world *w, uint32_t slot, const float *old_box,
+                                                 const float *box) {
+    return w->dim == 2 ? world_near_valid_dim(w, slot, old_box, box, 2) : world_near_valid_dim(w, slot, old_box, box, 3);
 }
 
 // world_pairs.c

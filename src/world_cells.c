@@ -208,19 +208,28 @@ bp_status bp_world_block_get(bp_world *w, world_blocks *b, unsigned cls, uint32_
     }
     const size_t size = (size_t)2 << cls;
     if (b->cap - b->used < size) {
-        size_t cap = b->cap * 2;
-        if (cap < b->used + size) cap = b->used + size;
-        if (cap < 256) cap = 256;
-        if (cap > UINT32_MAX || cap > SIZE_MAX / (stride * sizeof(float))) return BP_ERR_NOMEM;
-        float *p = bp_alloc(w->heap, cap * stride * sizeof(float));
-        if (!p) return BP_ERR_NOMEM;
-        if (b->used) memcpy(p, b->pool, b->used * stride * sizeof(float));
-        bp_free(w->heap, b->pool, b->cap * stride * sizeof(float));
-        b->pool = p;
-        b->cap = cap;
+        bp_status st = bp_world_blocks_reserve(w, b, b->cap * 2 > b->used + size ? b->cap * 2 : b->used + size);
+        if (st != BP_OK) return st;
     }
     *off = (uint32_t)b->used;
     b->used += size;
+    return BP_OK;
+}
+
+// A pool of at least `cap` entries (and 256), the blocks kept; the new room is written once, so
+// that its pages are the system's before a frame needs them.
+bp_status bp_world_blocks_reserve(bp_world *w, world_blocks *b, size_t cap) {
+    const size_t stride = (size_t)w->cells.stride;
+    if (cap < 256) cap = 256;
+    if (cap <= b->cap) return BP_OK;
+    if (cap > UINT32_MAX || cap > SIZE_MAX / (stride * sizeof(float))) return BP_ERR_NOMEM;
+    float *p = bp_alloc(w->heap, cap * stride * sizeof(float));
+    if (!p) return BP_ERR_NOMEM;
+    if (b->used) memcpy(p, b->pool, b->used * stride * sizeof(float));
+    memset(p + b->used * stride, 0, (cap - b->used) * stride * sizeof(float));
+    bp_free(w->heap, b->pool, b->cap * stride * sizeof(float));
+    b->pool = p;
+    b->cap = cap;
     return BP_OK;
 }
 

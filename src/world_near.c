@@ -75,7 +75,7 @@ void bp_world_near_fat(const float *old_box, const float *box, int dim, float *f
         step = s0 > step ? s0 : step;
         step = s1 > step ? s1 : step;
     }
-    const double m = ext + 4.0 * step;
+    const double m = old_box ? ext + 8.0 * step : 2.0 * ext;
     for (int a = 0; a < dim; ++a) {
         fat[a] = (float)((double)box[a] - m);
         fat[dim + a] = (float)((double)box[dim + a] + m);
