@@ -1168,12 +1168,12 @@ static bp_status world_near_one(bp_world *w, world_probe *p, const world_touch *
     }
     if (!p->new_box) return world_probe_regions(w, p, NULL);  // removed: its old box alone
     float fat[6] = {0};
-    bp_world_near_fat(p->old_box, p->new_box, dim, fat);
+    bp_world_near_fat(w, r->slot, p->old_box, p->new_box, fat);
     p->fat = fat;
     p->near_count = 0;
     bp_status st = world_probe_regions(w, p, fat);
     p->fat = NULL;
-    if (st == BP_OK) bp_world_near_store(w, r->slot, fat, w->near_scratch, p->near_count);
+    if (st == BP_OK) bp_world_near_store(w, r->slot, p->new_box, fat, w->near_scratch, p->near_count);
     return st;
 }
 
@@ -1208,7 +1208,7 @@ static void world_near_prefetch(const bp_world *w, size_t t, size_t nt, size_t f
         }
         float fat[6] = {0};
         if (nb) {
-            bp_world_near_fat(ob, nb, w->dim, fat);
+            bp_world_near_fat(w, r->slot, ob, nb, fat);
             nb = fat;
         }
         if (ob && nb && world_overlap(ob, nb, w->dim)) {
@@ -1376,12 +1376,12 @@ static void world_near_build_all(bp_world *w) {
     for (uint32_t d = 0; d < w->n; ++d) {
         if (world_is_static(w, d)) continue;
         float fat[6] = {0};
-        bp_world_near_fat(NULL, world_box(w, d), w->dim, fat);
+        bp_world_near_fat(w, w->meta[d].slot, NULL, world_box(w, d), fat);
         p.fat = fat;
         p.near_count = 0;
         p.pass = 0;
         if (world_probe_visit(w, &p, fat) != BP_OK) return;
-        bp_world_near_store(w, w->meta[d].slot, fat, w->near_scratch, p.near_count);
+        bp_world_near_store(w, w->meta[d].slot, world_box(w, d), fat, w->near_scratch, p.near_count);
     }
     // Room for the lists to double as they are made again in the frames to come (a wave of
     // them in one frame would otherwise grow the pool in that frame).

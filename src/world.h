@@ -101,6 +101,7 @@ typedef struct world_near {
     uint32_t off;    // its block (when cls != WORLD_NEAR_NOBLOCK); a free record: the next free one
     uint16_t count;
     uint16_t cls;    // its block's class
+    float scale;     // of the margin of the slot's next fat box (world_near.c)
 } world_near;
 
 /// The pair set as of the last update: a sorted array of keys (slot_a << 32 | slot_b, a < b)
@@ -302,10 +303,11 @@ size_t bp_world_near_bytes(const bp_world *w);
 /// Room for every slot's index and for collecting a list (the records grow as lists are made).
 bp_status bp_world_near_reserve(bp_world *w);
 void bp_world_near_drop(bp_world *w, uint32_t slot);
-/// The fat box of a proxy whose box went from old_box (NULL: new) to box.
-void bp_world_near_fat(const float *old_box, const float *box, int dim, float *fat);
+/// The fat box for slot's next list, its proxy's box gone from old_box (NULL: new) to box.
+void bp_world_near_fat(const bp_world *w, uint32_t slot, const float *old_box, const float *box, float *fat);
 /// Makes slot's list from `count` collected entries (or none, when too long or out of memory).
-void bp_world_near_store(bp_world *w, uint32_t slot, const float *fat, const float *entries, size_t count);
+void bp_world_near_store(bp_world *w, uint32_t slot, const float *box, const float *fat, float *entries,
+                         size_t count);
 /// The most entries a list holds.
 size_t bp_world_near_max(void);
 /// The slot's list when it answers for a proxy going from old_box to box (either NULL when

@@ -13,9 +13,14 @@
 
 #include "world.h"
 
-// A list of more entries than this is not kept: the proxy is decided from the cells (a crowd of
-// static proxies, or a box spanning many of them).
-#define WORLD_NEAR_MAX 64
+// A list is made from at most WORLD_NEAR_MAX entries collected around the fat box; when they are
+// more than WORLD_NEAR_WANT (a crowd, or 3D where the fat box holds more), the fat box shrinks
+// towards the box, halving its margin, until they are few enough or the margin has halved three
+// times. A list of more entries than WORLD_NEAR_KEEP is not kept: its proxy is decided from the
+// cells.
+#define WORLD_NEAR_MAX 256
+#define WORLD_NEAR_WANT 8
+#define WORLD_NEAR_KEEP 64
 
 void bp_world_near_init(bp_world *w) {
     bp_world_blocks_init(&w->near_blocks);
@@ -60,11 +65,17 @@ void bp_world_near_drop(bp_world *w, uint32_t slot) {
     w->slot_near[slot] = WORLD_NONE;
 }
 
-// The fat box of a proxy whose box went from old_box (NULL: just added) to box: grown on every
-// side by its largest extent plus four times its largest step, so that a proxy moving steadily
-// keeps its list for several frames while the list stays a few entries long (measured on
-// `static`: docs/world.md). Rounding only widens it (float rounding is monotone).
-void bp_world_near_fat(const float *old_box, const float *box, int dim, float *fat) {
+// The fat box of a proxy whose box went from old_box (NULL: new) to box: grown on every side by
+// a margin of its largest extent plus eight times its largest step (two extents before any step:
+// a proxy moving steadily keeps its list for eight frames or more), times the slot's scale.
+// The scale follows the lists made for the slot: halved when a list came out long, grown when
+// it came out (nearly) empty, so that a list holds a few entries whatever the density and the
+// dimension (on `static`: about three, 2D and 3D; docs/world.md). Rounding only widens the box
+// (float rounding is monotone).
+void bp_world_near_fat(const bp_world *w, uint32_t slot, const float *old_box, const float *box, float *fat) {
+    const int dim = w->dim;
+    const uint32_t r = w->slot_near[slot];
+    const double scale = r != WORLD_NONE ? (double)w->nears[r].scale : 1.0;
     double ext = 0.0, step = 0.0;
     for (int a = 0; a < dim; ++a) {
         const double e = (double)box[dim + a] - (double)box[a];
@@ -75,22 +86,53 @@ void bp_world_near_fat(const float *old_box, const float *box, int dim, float *f
         step = s0 > step ? s0 : step;
         step = s1 > step ? s1 : step;
     }
-    const double m = old_box ? ext + 8.0 * step : 2.0 * ext;
+    const double m = scale * (old_box ? ext + 8.0 * step : 2.0 * ext);
     for (int a = 0; a < dim; ++a) {
         fat[a] = (float)((double)box[a] - m);
         fat[dim + a] = (float)((double)box[dim + a] + m);
     }
 }
 
-// Makes slot's list: `count` entries of `stride` floats collected from the cells. A list too
-// long, or no memory for it, leaves the slot without one (its proxy is decided from the cells):
-// a list saves time and never changes an answer.
-void bp_world_near_store(bp_world *w, uint32_t slot, const float *fat, const float *entries, size_t count) {
+// Keeps the entries meeting `fat` (in place); returns their count.
+static size_t near_filter(const bp_world *w, float *entries, size_t count, const float *fat) {
+    const size_t stride = (size_t)w->cells.stride;
+    size_t kept = 0;
+    for (size_t q = 0; q < count; ++q) {
+        const float *e = entries + q * stride;
+        if (!world_overlap(e, fat, w->dim)) continue;
+        if (kept != q) memcpy(entries + kept * stride, e, stride * sizeof(float));
+        ++kept;
+    }
+    return kept;
+}
+
+// Makes slot's list from `count` entries of `stride` floats collected from the cells around `fat`
+// (more than WORLD_NEAR_MAX: some were not collected) for a proxy whose box is `box`; the
+// entries may be reordered. Too many: the fat box shrinks towards the box (its margin halved,
+// up to three times) and the entries outside it are dropped. A list too long, or no memory for
+// it, leaves the slot without one (its proxy is decided from the cells): a list saves time and
+// never changes an answer.
+void bp_world_near_store(bp_world *w, uint32_t slot, const float *box, const float *fat_in, float *entries,
+                         size_t count) {
     const int dim = w->dim;
     const size_t stride = (size_t)w->cells.stride;
+    float fat[6];
+    world_copy_box(fat, fat_in, dim);
+    float scale = 1.0f;
+    for (int k = 1; k <= 3 && count > WORLD_NEAR_WANT && count <= WORLD_NEAR_MAX; ++k) {
+        const double part = ldexp(1.0, -k);
+        for (int a = 0; a < dim; ++a) {
+            fat[a] = (float)((double)box[a] - ((double)box[a] - (double)fat_in[a]) * part);
+            fat[dim + a] = (float)((double)box[dim + a] + ((double)fat_in[dim + a] - (double)box[dim + a]) * part);
+        }
+        count = near_filter(w, entries, count, fat);
+        scale = (float)part;
+    }
+    if (count < 2) scale *= 1.25f;
+    else if (count > WORLD_NEAR_WANT / 2 + 1) scale *= 0.8f;
     uint32_t r = slot < w->slot_near_cap ? w->slot_near[slot] : WORLD_NONE;
     if (r == WORLD_NONE) {
-        if (slot >= w->slot_near_cap || count > WORLD_NEAR_MAX) return;
+        if (slot >= w->slot_near_cap || count > WORLD_NEAR_KEEP) return;
         if (w->near_free != WORLD_NONE) {
             r = w->near_free;
             w->near_free = w->nears[r].off;
@@ -101,12 +143,16 @@ void bp_world_near_store(bp_world *w, uint32_t slot, const float *fat, const flo
             r = (uint32_t)w->near_count++;
         }
         w->nears[r].cls = WORLD_NEAR_NOBLOCK;
+        w->nears[r].scale = 1.0f;
         w->slot_near[slot] = r;
     }
     world_near *n = &w->nears[r];
+    n->scale *= scale;
+    if (n->scale < 1.0f / 64) n->scale = 1.0f / 64;
+    if (n->scale > 2.0f) n->scale = 2.0f;
     n->epoch = 0;
     n->count = 0;
-    if (count > WORLD_NEAR_MAX) return;
+    if (count > WORLD_NEAR_KEEP) return;
     // The smallest class that holds the list; a block of another class is swapped for one.
     unsigned cls = 0;
     while (((size_t)2 << cls) < count) ++cls;
