@@ -647,6 +647,8 @@ bp_status bp_world_remove_batch(bp_world *w, const bp_proxy_id *ids, size_t n) {
         world_set_slot_state(w, slot, WORLD_FREED | (uint32_t)w->freed_count++);
         const uint32_t last = (uint32_t)--w->n;
         if (d != last) world_renumber(w, last, d);
+        world_set_touched(w, last, false);  // no bit left past the live proxies (the catch-up
+        world_set_dirty(w, last, false);    // scans the dirty bits)
     }
     return BP_OK;
 }
@@ -1130,24 +1132,32 @@ static bp_status world_patch_cells(bp_world *w, uint64_t *checks) {
     return BP_OK;
 }
 
-// A changed proxy's events with the static proxies of its near list n (which answers for it).
-static inline bp_status world_near_events(bp_world *w, world_probe *p, const world_near *n, const int DIM) {
+// A changed proxy's events with the static proxies of its near list n (which answers for it):
+// the proxy in dense index d (WORLD_FREED and up: removed) of touched record r, its boxes ob and
+// nb (NULL when absent). The filter groups are looked up only for entries that meet a box.
+static inline bp_status world_near_events(bp_world *w, world_probe *p, const world_near *n, const world_touch *r,
+                                          uint32_t d, const float *ob, const float *nb, const int DIM) {
     const size_t stride = (size_t)(2 * DIM + 2);
     const float *e = w->near_blocks.pool + (size_t)n->off * stride;
     // Most entries meet neither box (the fat box is larger): one test against their union first.
     float u[6];
-    if (p->old_box && p->new_box) world_union_dim(p->old_box, p->new_box, u, DIM);
-    else world_copy_box(u, p->old_box ? p->old_box : p->new_box, DIM);
+    if (ob && nb) world_union_dim(ob, nb, u, DIM);
+    else world_copy_box(u, ob ? ob : nb, DIM);
+    const world_group *og = NULL, *ng = NULL;
     for (uint32_t k = 0; k < n->count; ++k, e += stride) {
         if (!world_overlap(u, e, DIM)) continue;
-        const bool was = p->old_box && world_overlap(p->old_box, e, DIM);
-        const bool is = p->new_box && world_overlap(p->new_box, e, DIM);
+        const bool was = ob && world_overlap(ob, e, DIM);
+        const bool is = nb && world_overlap(nb, e, DIM);
         if (!was && !is) continue;
+        if (!og && !ng) {
+            og = ob ? &w->groups[r->old_group] : NULL;
+            ng = nb ? &w->groups[w->meta[d].group] : NULL;
+        }
         const world_group *g = &w->groups[world_entry_word(e, DIM, 1)];
-        const bool before = was && world_groups_pair(p->old_g, g);
-        const bool now = is && world_groups_pair(p->new_g, g);
+        const bool before = was && world_groups_pair(og, g);
+        const bool now = is && world_groups_pair(ng, g);
         if (before == now) continue;
-        bp_status st = world_buf_push(w, p->out, now, world_key(p->slot, world_entry_word(e, DIM, 0)));
+        bp_status st = world_buf_push(w, p->out, now, world_key(r->slot, world_entry_word(e, DIM, 0)));
         if (st != BP_OK) return st;
     }
     return BP_OK;
@@ -1155,17 +1165,17 @@ static inline bp_status world_near_events(bp_world *w, world_probe *p, const wor
 
 // One changed proxy against the static proxies: from its near list when the list answers for
 // its old and new box, else from the cells, making its list on the way.
-static bp_status world_near_one(bp_world *w, world_probe *p, const world_touch *r) {
-    const int dim = w->dim;
+static inline bp_status world_near_one(bp_world *w, world_probe *p, const world_touch *r, const int DIM) {
     const uint32_t d = world_slot_state(w, r->slot);
-    world_probe_set(w, p, r, d);
-    const world_near *n = dim == 2 ? world_near_valid_dim(w, r->slot, p->old_box, p->new_box, 2)
-                                   : world_near_valid_dim(w, r->slot, p->old_box, p->new_box, 3);
-    if (n) {
+    const float *ob = r->old_group != WORLD_NONE ? r->old_box : NULL;
+    const float *nb = d < WORLD_FREED ? w->boxes + (size_t)d * (size_t)(2 * DIM) : NULL;
+    const world_near *n = world_near_valid_dim(w, r->slot, ob, nb, DIM);
+    if (BP_LIKELY(n != NULL)) {
         p->checks += n->count;
         p->near_hits++;
-        return dim == 2 ? world_near_events(w, p, n, 2) : world_near_events(w, p, n, 3);
+        return n->count ? world_near_events(w, p, n, r, d, ob, nb, DIM) : BP_OK;
     }
+    world_probe_set(w, p, r, d);
     if (!p->new_box) return world_probe_regions(w, p, NULL);  // removed: its old box alone
     float fat[6] = {0};
     bp_world_near_fat(w, r->slot, p->old_box, p->new_box, fat);
@@ -1237,7 +1247,7 @@ static bp_status world_patch_near(bp_world *w, uint64_t *checks) {
     enum { FAR = 32, MID = 16, NEAR = 8, NEXT = 4 };
     for (size_t t = 0; t < nt; ++t) {
         if (ahead) world_near_prefetch(w, t, nt, FAR, MID, NEAR, NEXT);
-        bp_status st = world_near_one(w, &p, &w->touched[t]);
+        bp_status st = w->dim == 2 ? world_near_one(w, &p, &w->touched[t], 2) : world_near_one(w, &p, &w->touched[t], 3);
         if (st != BP_OK) return st;
     }
     *checks += p.checks;

@@ -66,30 +66,41 @@ void bp_world_near_drop(bp_world *w, uint32_t slot) {
 }
 
 // The fat box of a proxy whose box went from old_box (NULL: new) to box: grown on every side by
-// a margin of its largest extent plus eight times its largest step (two extents before any step:
-// a proxy moving steadily keeps its list for eight frames or more), times the slot's scale.
-// The scale follows the lists made for the slot: halved when a list came out long, grown when
-// it came out (nearly) empty, so that a list holds a few entries whatever the density and the
-// dimension (on `static`: about three, 2D and 3D; docs/world.md). Rounding only widens the box
-// (float rounding is monotone).
+// a margin of half its largest extent plus twice its largest step, and on each axis towards
+// where it went by sixteen times that step (Bullet's dynamic tree predicts its boxes the same
+// way): a proxy moving steadily keeps its list for sixteen frames, while the fat box stays long
+// and thin rather than large. Before any step (a level loading) the margin is two to four
+// extents, staggered by the slot so that the lists made together do not all run out in the
+// same frame. All of it times the slot's scale, which follows the lists made for the slot:
+// halved when a list came out long, grown when it came out (nearly) empty, so that a list holds
+// a few entries whatever the density and the dimension (on `static`: about three, 2D and 3D;
+// docs/world.md). A margin is never more than a few finest cells beyond what the extent asks.
+// Rounding only widens the box (float rounding is monotone).
 void bp_world_near_fat(const bp_world *w, uint32_t slot, const float *old_box, const float *box, float *fat) {
     const int dim = w->dim;
     const uint32_t r = w->slot_near[slot];
     const double scale = r != WORLD_NONE ? (double)w->nears[r].scale : 1.0;
-    double ext = 0.0, step = 0.0;
+    double ext = 0.0, step = 0.0, ahead[3] = {0.0, 0.0, 0.0};
     for (int a = 0; a < dim; ++a) {
         const double e = (double)box[dim + a] - (double)box[a];
         ext = e > ext ? e : ext;
         if (!old_box) continue;
-        const double s0 = fabs((double)box[a] - (double)old_box[a]);
-        const double s1 = fabs((double)box[dim + a] - (double)old_box[dim + a]);
-        step = s0 > step ? s0 : step;
-        step = s1 > step ? s1 : step;
+        const double s0 = (double)box[a] - (double)old_box[a];
+        const double s1 = (double)box[dim + a] - (double)old_box[dim + a];
+        ahead[a] = (fabs(s0) > fabs(s1) ? s0 : s1) * (16.0 * scale);
+        step = fabs(s0) > step ? fabs(s0) : step;
+        step = fabs(s1) > step ? fabs(s1) : step;
     }
-    const double m = scale * (old_box ? ext + 8.0 * step : 2.0 * ext);
+    // A jump (a teleport) predicts nothing: the step's share is bounded by two finest cells, so
+    // that the cells around the fat box stay a few.
+    const double most = 2.0 * w->cells.c0;
+    for (int a = 0; a < dim; ++a) ahead[a] = ahead[a] > most ? most : ahead[a] < -most ? -most : ahead[a];
+    step = step > most ? most : step;
+    const double stagger = 1.0 + (double)((slot * 0x9E3779B1u) >> 24) / 256.0;
+    const double m = scale * (old_box ? 0.5 * ext + 2.0 * step : 2.0 * ext * stagger);
     for (int a = 0; a < dim; ++a) {
-        fat[a] = (float)((double)box[a] - m);
-        fat[dim + a] = (float)((double)box[dim + a] + m);
+        fat[a] = (float)((double)box[a] - m + (ahead[a] < 0.0 ? ahead[a] : 0.0));
+        fat[dim + a] = (float)((double)box[dim + a] + m + (ahead[a] > 0.0 ? ahead[a] : 0.0));
     }
 }
 
