@@ -180,9 +180,11 @@ static void grid_table_keys(bp_grid *g, const bp_frame *f, size_t b, size_t e, u
 // is its boxes in decreasing index order however they are pushed, as long as each band pushes its
 // boxes in input order. The key pass (one task per share of the input) also sorts its share's
 // boxes by band, stably, into its part of idx; the link pass (one task per band) clears the
-// band's cells and pushes the band's boxes share by share. Both passes scale with the workers,
-// and a band's cells (at most GRID_TABLE_MAX_CELLS / its tasks) stay in its core's cache between
-// the clear and the pushes.
+// band's cells and pushes the band's boxes share by share, each box's link going to prev at its
+// place in idx (written next[box], the two bands' tasks would share every cache line of next);
+// a last pass per share moves its boxes' links to next. All three scale with the workers, and a
+// band's cells (at most GRID_TABLE_MAX_CELLS / its tasks) stay in its core's cache between the
+// clear and the pushes.
 #define GRID_LINK_MAX_BANDS 64
 
 typedef struct grid_link_job {
@@ -195,6 +197,7 @@ typedef struct grid_link_job {
     size_t cells;     // level-0 cells; the last band also clears [cells, fill)
     size_t fill;
     uint32_t *idx;    // per share: its boxes by band, in input order within a band
+    uint32_t *prev;   // next[idx[q]], at q
     uint32_t *start;  // per share: bands + 1 offsets into its part of idx
     uint32_t *wide;   // per share
     uint32_t *shared; // per band: boxes whose cell already held one
@@ -223,7 +226,7 @@ static void grid_table_keys_task(void *user, uint32_t t, uint32_t worker) {
 static void grid_table_band_task(void *user, uint32_t a, uint32_t worker) {
     (void)worker;
     const grid_link_job *j = user;
-    uint32_t *BP_RESTRICT head = j->g->head, *BP_RESTRICT next = j->g->next;
+    uint32_t *BP_RESTRICT head = j->g->head, *BP_RESTRICT prev = j->prev;
     const uint32_t *BP_RESTRICT keys = j->g->keys, *BP_RESTRICT idx = j->idx;
     const size_t c0 = (size_t)a << j->shift;
     size_t c1 = c0 + ((size_t)1 << j->shift);
@@ -236,11 +239,23 @@ static void grid_table_band_task(void *user, uint32_t a, uint32_t worker) {
         bp_par_range(j->n, j->tasks, t, &b, &e);
         const uint32_t *start = j->start + (size_t)t * (j->bands + 1);
         for (size_t q = b + start[a]; q < b + start[a + 1]; ++q) {
-            const uint32_t k = idx[q];
-            shared += grid_table_push(head, next, keys[k], k);
+            const uint32_t k = idx[q], key = keys[k], h = head[key];
+            prev[q] = h;
+            head[key] = k | (h != GRID_EMPTY ? GRID_MULTI : 0u);
+            shared += h != GRID_EMPTY;
         }
     }
     j->shared[a] = (uint32_t)shared;
+}
+
+static void grid_table_next_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_link_job *j = user;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    uint32_t *BP_RESTRICT next = j->g->next;
+    const uint32_t *BP_RESTRICT idx = j->idx, *BP_RESTRICT prev = j->prev;
+    for (size_t q = b; q < e; ++q) next[idx[q]] = prev[q];
 }
 
 // With workers: keys and links as grid_table_link2 (below), which the table then equals; the
@@ -260,9 +275,13 @@ static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32
     const size_t most = tasks < GRID_LINK_MAX_BANDS ? tasks : GRID_LINK_MAX_BANDS;
     while (((j.cells - 1) >> j.shift) + 1 > most) ++j.shift;
     j.bands = (uint32_t)(((j.cells - 1) >> j.shift) + 1);
+    // idx and prev in the sorted layout's scratch: its order is gone already (g->ordered).
     g->mpos = bp_grow(ctx, g->mpos, &g->mpos_cap, n, sizeof *g->mpos, false, st);
     if (*st != BP_OK) return false;
     j.idx = g->mpos;
+    g->mkeys = bp_grow(ctx, g->mkeys, &g->mkeys_cap, n, sizeof *g->mkeys, false, st);
+    if (*st != BP_OK) return false;
+    j.prev = g->mkeys;
     const size_t words = (size_t)tasks * (j.bands + 2) + j.bands;
     j.wide = bp_par_scratch(ctx, words * sizeof(uint32_t), st);
     if (*st != BP_OK) return false;
@@ -275,6 +294,7 @@ static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32
     if (wide) return false;
     *st = bp_par_run(ctx, j.bands, grid_table_band_task, &j);
     g->dirty = j.fill;  // what a failed pass may have left, to the caller's clear
+    if (*st == BP_OK) *st = bp_par_run(ctx, tasks, grid_table_next_task, &j);
     if (*st != BP_OK) return false;
     size_t shared = 0;
     for (uint32_t a = 0; a < j.bands; ++a) shared += j.shared[a];
