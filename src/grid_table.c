@@ -588,7 +588,7 @@ bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_quer
 }
 
 // Every box in the list of its own cell, once; lists in decreasing index order (so they end),
-// flags right; the table empty elsewhere; keys and boxes those of the frame.
+// flags right; the table empty elsewhere, past the cells too; keys and boxes those of the frame.
 bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
     const grid_geom *G = &g->geom;
     const size_t n = f->n;
@@ -619,6 +619,9 @@ bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
         }
         if (u != GRID_EMPTY) return BP_ERR_INVALID_ARG;
     }
+    // Past the cells, the table is empty: the next call that clears only its cells relies on it.
+    for (size_t c = cells; c < g->head_cap; ++c)
+        if (g->head[c] != GRID_EMPTY) return BP_ERR_INVALID_ARG;
     return seen == n ? BP_OK : BP_ERR_INVALID_ARG;
 }
 
