@@ -52,18 +52,32 @@ struct bp_algorithm_class {
     bp_status (*validate)(const bp_algorithm *m, const bp_frame *f);
 };
 
+/// Whether the box (min[d], max[d]) is within distance r of c, decided exactly (expansion
+/// arithmetic; src/query.c): the borderline case of bp_sphere_box_hit.
+bool bp_sphere_box_exact(const float *c, float r, const float *box, int d);
+
+/// Whether the box (min[d], max[d]) is within distance r of c (r >= 0, all finite): the
+/// distance in double, and the exact test where that is too close to r to tell.
+static inline bool bp_sphere_box_hit(const float *center, float r, const float *b, int d) {
+    double dist2 = 0.0;
+    for (int a = 0; a < d; ++a) {
+        double c = center[a], lo = b[a], hi = b[d + a];
+        double e = c < lo ? lo - c : (c > hi ? c - hi : 0.0);
+        dist2 += e * e;
+    }
+    // r * r is exact (a float's square); dist2 is within 5 roundings (2^-53 each) of the exact
+    // squared distance, so only a result that close to r * r needs the exact test.
+    const double r2 = (double)r * (double)r, diff = dist2 - r2;
+    if (diff > 1e-15 * dist2) return false;
+    if (-diff > 1e-15 * dist2) return true;
+    return bp_sphere_box_exact(center, r, b, d);
+}
+
 /// The exact test of a query against a box stored min[dim], max[dim].
 static inline bool bp_query_hit_box(const bp_query *q, const float *b, int d) {
     for (int a = 0; a < d; ++a)
         if (b[a] > q->hi[a] || q->lo[a] > b[d + a]) return false;
-    if (q->kind != BP_QUERY_SPHERE) return true;
-    double dist2 = 0.0;
-    for (int a = 0; a < d; ++a) {
-        double c = q->center[a], lo = b[a], hi = b[d + a];
-        double e = c < lo ? lo - c : (c > hi ? c - hi : 0.0);
-        dist2 += e * e;
-    }
-    return dist2 <= (double)q->radius * (double)q->radius;
+    return q->kind != BP_QUERY_SPHERE || bp_sphere_box_hit(q->center, q->radius, b, d);
 }
 
 /// The exact test of a query against box k of the frame.

@@ -1,9 +1,10 @@
 // The exact narrow tests the seeds use: box-box, circle-circle, sphere-sphere, circle-box,
 // sphere-box. Computed in double from float input, so products and sums of two floats do not
-// round the decision the way float arithmetic would.
+// round the decision the way float arithmetic would; circle-box and sphere-box share the region
+// queries' test, exact where the double distance is too close to the radius (src/method.h).
 #include <math.h>
 
-#include "broadphase.h"
+#include "method.h"
 
 static bp_status check_box(const float *b, int d) {
     for (int a = 0; a < 2 * d; ++a)
@@ -52,13 +53,7 @@ static bp_status test_ball_box(const float *c, float r, const float *box, int d,
     bp_status st = check_ball(c, r, d);
     if (st == BP_OK) st = check_box(box, d);
     if (st != BP_OK) return st;
-    double dist2 = 0.0;
-    for (int k = 0; k < d; ++k) {
-        double p = c[k], lo = box[k], hi = box[d + k];
-        double e = p < lo ? lo - p : (p > hi ? p - hi : 0.0);
-        dist2 += e * e;
-    }
-    *hit = dist2 <= (double)r * (double)r;
+    *hit = bp_sphere_box_hit(c, r, box, d);  // the region queries' exact test (src/method.h)
     return BP_OK;
 }
 

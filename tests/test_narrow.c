@@ -124,6 +124,13 @@ static void case_circle_box(int argc, char **argv) {
     CHECK(circle_box(1, 1, 0, 1, 1, 1, 1));        // point box at the centre
     CHECK(!circle_box(0, 0, 0.5f, 1, 1, 1, 1));    // point box outside
     CHECK(circle_box(0, 0, 100, -1, -1, 1, 1));    // box inside the circle
+    // Coordinates of very different magnitudes (docs/reliability.md, defect 4): the squared
+    // distance from (1e30, 0) to (0, y) is r^2 + y^2, above r^2 = 1e30^2 for any y != 0, but
+    // 1e60 + 1e28 rounds to 1e60 in double.
+    CHECK(circle_box(1e30f, 0, 1e30f, 0, 0, 0, 0));
+    CHECK(!circle_box(1e30f, 0, 1e30f, 0, 1e14f, 0, 1e14f));
+    CHECK(!circle_box(1e30f, 0, 1e30f, -1, -1e-45f, 0, -1e-45f));
+    CHECK(circle_box(1e30f, 0, nextafterf(1e30f, 2e30f), 0, 1e14f, 0, 1e14f));
 }
 
 static bool sphere_box(float cx, float cy, float cz, float r, const float box[6]) {
@@ -144,6 +151,11 @@ static void case_sphere_box(int argc, char **argv) {
     const float cube[6] = {0.8f, 0.8f, 0.8f, 2, 2, 2};  // bounding boxes overlap, sphere misses
     CHECK(!sphere_box(0, 0, 0, 1, cube));
     CHECK(sphere_box(1, 1, 1, 0, cube));  // centre inside
+    const float far[6] = {0, 1e14f, -1e-45f, 0, 1e14f, -1e-45f};  // (see case_circle_box)
+    CHECK(!sphere_box(1e30f, 0, 0, 1e30f, far));
+    CHECK(sphere_box(1e30f, 0, 0, nextafterf(1e30f, 2e30f), far));
+    const float near_[6] = {-5, 0, 0, 0, 0, 0};
+    CHECK(sphere_box(1e30f, 0, 0, 1e30f, near_));
 }
 
 // Integer coordinates up to 2^10: every distance and sum is exact in double, so the expected

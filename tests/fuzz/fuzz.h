@@ -70,24 +70,94 @@ static inline float fz_extent(fz *f) {
     return ext[fz_u8(f) & 15];
 }
 
-// A sphere query's hit, as the header words it ("within radius of centre, the exact
-// box-to-point distance", computed in double) and as the library filters first: by the
-// sphere's bounding box rounded outward to floats. The two agree but where the double
-// distance rounds a miss into a hit, which the box then rejects (coordinates of very different
-// magnitudes; docs/reliability.md).
-FZ_NOCOV static inline bool fz_sphere_hit(const float *c, float r, const float *box, int d) {
-    double dist2 = 0.0;
-    for (int a = 0; a < d; ++a) {
-        const double lo = (double)c[a] - (double)r, hi = (double)c[a] + (double)r;
-        float flo = (float)lo, fhi = (float)hi;
-        if ((double)flo > lo) flo = nextafterf(flo, -INFINITY);
-        if ((double)fhi < hi) fhi = nextafterf(fhi, INFINITY);
-        if (box[a] > fhi || flo > box[d + a]) return false;
-        const double p = c[a], l = box[a], h = box[d + a];
-        const double e = p < l ? l - p : (p > h ? p - h : 0.0);
-        dist2 += e * e;
+// Big unsigned integers for the sphere oracle: every finite float is an integer multiple of
+// 2^-149 below 2^128, so |x| * 2^149 fits 277 bits and squared distances, scaled by 2^298, fit
+// 20 limbs of 32 bits. Exact, and a different method from the library's (expansion arithmetic
+// behind a double filter, src/query.c).
+#define FZ_LIMBS 20
+typedef struct fz_big {
+    uint32_t w[FZ_LIMBS];
+} fz_big;
+
+// |x| * 2^149; returns whether x's sign bit is set.
+FZ_NOCOV static inline bool fz_big_float(fz_big *b, float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    const uint32_t e = bits >> 23 & 255u;
+    const uint64_t m = (bits & 0x7fffffu) | (e ? 1u << 23 : 0u);
+    const unsigned sh = e ? e - 1 : 0;
+    memset(b, 0, sizeof *b);
+    const uint64_t v = m << (sh % 32);
+    b->w[sh / 32] = (uint32_t)v;
+    b->w[sh / 32 + 1] = (uint32_t)(v >> 32);
+    return bits >> 31;
+}
+
+FZ_NOCOV static inline int fz_big_cmp(const fz_big *a, const fz_big *b) {
+    for (int k = FZ_LIMBS - 1; k >= 0; --k)
+        if (a->w[k] != b->w[k]) return a->w[k] < b->w[k] ? -1 : 1;
+    return 0;
+}
+
+FZ_NOCOV static inline void fz_big_add(fz_big *r, const fz_big *a, const fz_big *b) {
+    uint64_t carry = 0;
+    for (int k = 0; k < FZ_LIMBS; ++k) {
+        carry += (uint64_t)a->w[k] + b->w[k];
+        r->w[k] = (uint32_t)carry;
+        carry >>= 32;
     }
-    return dist2 <= (double)r * (double)r;
+}
+
+// a - b, a >= b.
+FZ_NOCOV static inline void fz_big_sub(fz_big *r, const fz_big *a, const fz_big *b) {
+    int64_t borrow = 0;
+    for (int k = 0; k < FZ_LIMBS; ++k) {
+        const int64_t v = (int64_t)a->w[k] - b->w[k] - borrow;
+        borrow = v < 0;
+        r->w[k] = (uint32_t)(v + (borrow ? (int64_t)1 << 32 : 0));
+    }
+}
+
+FZ_NOCOV static inline void fz_big_sq(fz_big *r, const fz_big *a) {
+    uint64_t acc[2 * FZ_LIMBS] = {0};
+    for (int i = 0; i < FZ_LIMBS / 2; ++i)
+        for (int j = 0; j < FZ_LIMBS / 2; ++j) {
+            const uint64_t p = (uint64_t)a->w[i] * a->w[j];
+            acc[i + j] += p & 0xffffffffu;
+            acc[i + j + 1] += p >> 32;
+        }
+    uint64_t carry = 0;
+    for (int k = 0; k < FZ_LIMBS; ++k) {
+        carry += acc[k];
+        r->w[k] = (uint32_t)carry;
+        carry >>= 32;
+    }
+}
+
+// (hi - lo) * 2^149 for floats hi >= lo.
+FZ_NOCOV static inline void fz_big_diff(fz_big *r, float hi, float lo) {
+    fz_big a, b;
+    const bool na = fz_big_float(&a, hi), nb = fz_big_float(&b, lo);
+    if (na != nb) fz_big_add(r, &a, &b);
+    else if (!na) fz_big_sub(r, &a, &b);
+    else fz_big_sub(r, &b, &a);
+}
+
+// A sphere query's hit as the header words it: the box within radius of the centre, by the
+// exact box-to-point distance (no rounding anywhere).
+FZ_NOCOV static inline bool fz_sphere_hit(const float *c, float r, const float *box, int d) {
+    fz_big sum, t, e;
+    memset(&sum, 0, sizeof sum);
+    for (int a = 0; a < d; ++a) {
+        if (c[a] < box[a]) fz_big_diff(&e, box[a], c[a]);
+        else if (c[a] > box[d + a]) fz_big_diff(&e, c[a], box[d + a]);
+        else continue;
+        fz_big_sq(&t, &e);
+        fz_big_add(&sum, &sum, &t);
+    }
+    fz_big_float(&e, r);
+    fz_big_sq(&t, &e);
+    return fz_big_cmp(&sum, &t) <= 0;
 }
 
 static inline void fz_fail(const char *target, const char *what, long long a, long long b) {

@@ -18,6 +18,10 @@ typedef struct ctx_run {
     float eps;  // rdc epsilon in force (0 for the other methods)
     size_t n;
     float boxes[FZ_MAX_N * 6];
+    float lo[FZ_MAX_N * 3], hi[FZ_MAX_N * 3];  // the boxes as the method tests them (ctx_brute)
+    // Brute force's pairs and the pairs seen from the library, as bits i * FZ_MAX_N + j: a
+    // pair set compared in time linear in the pairs, without sorting the library's.
+    uint64_t want_bits[FZ_MAX_N * FZ_MAX_N / 64 + 1], seen_bits[FZ_MAX_N * FZ_MAX_N / 64 + 1];
     // Brute force's pairs and the library's, as (i << 32 | j) keys.
     uint64_t *want, *got;
     size_t nwant, capwant, ngot, capgot;
@@ -50,14 +54,14 @@ FZ_NOCOV static void ctx_adjusted(const ctx_run *r, size_t k, float *lo, float *
 }
 
 FZ_NOCOV static bool ctx_overlap(const ctx_run *r, size_t i, size_t j) {
-    float li[3], hi_[3], lj[3], hj[3];
-    ctx_adjusted(r, i, li, hi_);
-    ctx_adjusted(r, j, lj, hj);
+    const float *li = r->lo + 3 * i, *hi_ = r->hi + 3 * i, *lj = r->lo + 3 * j, *hj = r->hi + 3 * j;
     for (int a = 0; a < r->dim; ++a) {
         if (!(li[a] <= hj[a] && lj[a] <= hi_[a])) return false;
     }
     return true;
 }
+
+static inline size_t ctx_bit(uint64_t key) { return (size_t)(key >> 32) * FZ_MAX_N + (size_t)(key & 0xffffffffu); }
 
 // The status a call on these boxes must return: any NaN or infinity, or min > max.
 static bp_status ctx_expected(const ctx_run *r, bool *either) {
@@ -93,21 +97,24 @@ static bool ctx_batch(const bp_pair *pairs, size_t count, void *user) {
     return !(r->stop_after && r->batches == r->stop_after);
 }
 
+// The library's pairs against brute force's (r->want, sorted, and its bits): each pair is one
+// of brute force's and comes once; unless the callback stopped the call (a subset), as many as
+// brute force's; sorted when asked.
 FZ_NOCOV static void ctx_compare(ctx_run *r, bool stopped) {
     if (r->sorted && !stopped)
         for (size_t k = 1; k < r->ngot; ++k) FZ_CHECK(r->got[k - 1] < r->got[k], k, r->ngot);
-    if (r->ngot) qsort(r->got, r->ngot, sizeof *r->got, cmp_u64);
-    if (stopped) {
-        // A stopped call delivered a subset of the pairs, each once.
-        size_t w = 0;
-        for (size_t k = 0; k < r->ngot; ++k) {
-            FZ_CHECK(k == 0 || r->got[k - 1] < r->got[k], k, r->ngot);
-            while (w < r->nwant && r->want[w] < r->got[k]) ++w;
-            FZ_CHECK(w < r->nwant && r->want[w] == r->got[k], r->got[k] >> 32, r->got[k] & 0xffffffffu);
-        }
-        return;
+    memset(r->seen_bits, 0, (r->n * FZ_MAX_N / 64 + 1) * sizeof *r->seen_bits);
+    for (size_t k = 0; k < r->ngot; ++k) {
+        const uint64_t i = r->got[k] >> 32, j = r->got[k] & 0xffffffffu;
+        FZ_CHECK(i < r->n && j < r->n, i, j);
+        const size_t b = ctx_bit(r->got[k]);
+        FZ_CHECK(r->want_bits[b / 64] >> (b % 64) & 1, i, j);
+        FZ_CHECK(!(r->seen_bits[b / 64] >> (b % 64) & 1), i, j);
+        r->seen_bits[b / 64] |= (uint64_t)1 << (b % 64);
     }
-    if (getenv("FZ_VERBOSE"))
+    if (stopped) return;
+    if (getenv("FZ_VERBOSE")) {
+        if (r->ngot) qsort(r->got, r->ngot, sizeof *r->got, cmp_u64);
         for (size_t k = 0, w = 0; k < r->ngot; ++k) {
             while (w < r->nwant && r->want[w] < r->got[k]) ++w;
             if (w < r->nwant && r->want[w] == r->got[k]) continue;
@@ -116,8 +123,8 @@ FZ_NOCOV static void ctx_compare(ctx_run *r, bool stopped) {
             for (int e = 0; e < 2 * r->dim; ++e) fprintf(stderr, " %a/%a", r->boxes[2 * r->dim * i + e], r->boxes[2 * r->dim * j + e]);
             fprintf(stderr, "\n");
         }
+    }
     FZ_CHECK(r->ngot == r->nwant, r->ngot, r->nwant);
-    for (size_t k = 0; k < r->ngot; ++k) FZ_CHECK(r->got[k] == r->want[k], r->got[k] >> 32, r->want[k] >> 32);
 }
 
 // Boxes for a frame: the previous frame's with a few changed (coherence), or new ones.
@@ -142,6 +149,8 @@ static void ctx_boxes(ctx_run *r, fz *f, size_t n, bool keep) {
 
 FZ_NOCOV static void ctx_brute(ctx_run *r, size_t na) {
     r->nwant = 0;
+    memset(r->want_bits, 0, (r->n * FZ_MAX_N / 64 + 1) * sizeof *r->want_bits);
+    for (size_t k = 0; k < r->n; ++k) ctx_adjusted(r, k, r->lo + 3 * k, r->hi + 3 * k);
     for (size_t i = 0; i < r->n; ++i)
         for (size_t j = i + 1; j < r->n; ++j) {
             if (na && !(i < na && j >= na)) continue;
@@ -151,7 +160,9 @@ FZ_NOCOV static void ctx_brute(ctx_run *r, size_t na) {
                     r->want = realloc(r->want, r->capwant * sizeof *r->want);
                     if (!r->want) abort();
                 }
-                r->want[r->nwant++] = na ? (uint64_t)i << 32 | (j - na) : (uint64_t)i << 32 | j;
+                r->want[r->nwant] = na ? (uint64_t)i << 32 | (j - na) : (uint64_t)i << 32 | j;
+                const size_t b = ctx_bit(r->want[r->nwant++]);
+                r->want_bits[b / 64] |= (uint64_t)1 << (b % 64);
             }
         }
 }
@@ -218,6 +229,51 @@ static void ctx_query(ctx_run *r, bp_context *ctx, fz *f, int have) {
 
 static ctx_run g_run;
 
+// Task hooks (bp_context_def.enqueue_task) that run every range on the calling thread, in an
+// order and with worker numbers the input chooses, now or at the finish hook: the parallel
+// passes' splitting, per-worker scratch and merging without the cost of starting and waking
+// threads in every execution (the library's own threads run in one worker input in four).
+typedef struct ctx_hooks {
+    bool defer, reverse;
+    uint32_t range, workers;
+    bp_task_fn *task;  // deferred to the finish hook
+    uint32_t count;
+    void *task_context;
+} ctx_hooks;
+
+static ctx_hooks g_hooks;
+
+FZ_NOCOV static void ctx_hooks_run(ctx_hooks *h, bp_task_fn *task, uint32_t count, uint32_t min_range, void *tc) {
+    const uint32_t range = h->range > min_range ? h->range : min_range;
+    const uint32_t ranges = (count + range - 1) / range;
+    for (uint32_t q = 0; q < ranges; ++q) {
+        const uint32_t k = h->reverse ? ranges - 1 - q : q;
+        const uint32_t end = (k + 1) * range < count ? (k + 1) * range : count;
+        task(k * range, end, k % h->workers, tc);
+    }
+}
+
+FZ_NOCOV static void *ctx_enqueue(bp_task_fn *task, uint32_t count, uint32_t min_range, void *tc, void *user) {
+    ctx_hooks *h = (ctx_hooks *)user;
+    if (!h->defer) {
+        ctx_hooks_run(h, task, count, min_range, tc);
+        return NULL;
+    }
+    FZ_CHECK(h->task == NULL, count, 0);  // one task at a time (the library finishes each)
+    h->task = task;
+    h->count = count;
+    h->task_context = tc;
+    return h;
+}
+
+FZ_NOCOV static void ctx_finish(void *handle, void *user) {
+    ctx_hooks *h = (ctx_hooks *)user;
+    FZ_CHECK(handle == h && h->task, 0, 0);
+    bp_task_fn *task = h->task;
+    h->task = NULL;
+    ctx_hooks_run(h, task, h->count, 1, h->task_context);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz f = {data, size};
     ctx_run *r = &g_run;
@@ -245,9 +301,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     def.rdc.threshold = thresholds[(h2 >> 6) & 3];
     static const float epss[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.25f, -0.25f, 1e-3f, -1e30f};
     def.rdc.epsilon = epss[h3 & 7];
-    if ((h3 >> 3) % 8 == 7 && (h2 & 1)) {  // 1 in 16: starting threads is slow
-        def.workers = 2 + ((h3 >> 5) & 1);
+    if ((h3 >> 3) % 8 == 7 && (h2 & 1)) {  // 1 in 16: parallel passes are slower
+        def.workers = 2 + (h3 >> 7);
         def.parallel_min = 1;
+        const uint8_t hw = fz_u8(&f);
+        if (hw & 3) {  // 3 in 4: the hooks above, else the library's threads
+            g_hooks = (ctx_hooks){(hw >> 2) & 1, (hw >> 3) & 1, 1 + ((hw >> 4) & 3), (uint32_t)def.workers, NULL, 0, NULL};
+            def.enqueue_task = ctx_enqueue;
+            def.finish_task = ctx_finish;
+            def.task_user = &g_hooks;
+        }
     }
     fz_alloc al = {0, 0, 0, 0, 0};
     if ((h3 >> 6) & 1) {

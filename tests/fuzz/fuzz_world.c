@@ -62,8 +62,19 @@ FZ_NOCOV static void w_brute(wmodel *m) {
     if (m->nnow) qsort(m->now, m->nnow, sizeof *m->now, cmp_pair);
 }
 
-FZ_NOCOV static bool w_has(const wpair *v, size_t n, wpair x) {
-    return n && bsearch(&x, v, n, sizeof *v, cmp_pair) != NULL;
+// The events an update must report: the pairs of `a` not in `b` (both sorted), in order, one
+// merge walk (a search per pair took a sixth of the target's time).
+FZ_NOCOV static void w_diff(const wpair *a, size_t na, const wpair *b, size_t nb, const bp_world_pair *got,
+                            size_t ngot) {
+    size_t k = 0, j = 0;
+    for (size_t i = 0; i < na; ++i) {
+        while (j < nb && cmp_pair(&b[j], &a[i]) < 0) ++j;
+        if (j < nb && cmp_pair(&b[j], &a[i]) == 0) continue;
+        FZ_CHECK(k < ngot, k, ngot);
+        FZ_CHECK(got[k].a == a[i].a && got[k].b == a[i].b, k, i);
+        ++k;
+    }
+    FZ_CHECK(k == ngot, k, ngot);
 }
 
 static wp *w_find(wmodel *m, bp_proxy_id id) {
@@ -385,21 +396,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (st == BP_ERR_NOMEM) break;  // the changes are kept for the next update
             FZ_CHECK(st == BP_OK, st, 0);
             w_brute(m);
-            size_t nb = 0, ne = 0;
-            for (size_t k = 0; k < m->nnow; ++k) {
-                if (w_has(m->last, m->nlast, m->now[k])) continue;
-                FZ_CHECK(nb < ev.begins.count, nb, ev.begins.count);
-                FZ_CHECK(ev.begins.pairs[nb].a == m->now[k].a && ev.begins.pairs[nb].b == m->now[k].b, nb, k);
-                ++nb;
-            }
-            FZ_CHECK(nb == ev.begins.count, nb, ev.begins.count);
-            for (size_t k = 0; k < m->nlast; ++k) {
-                if (w_has(m->now, m->nnow, m->last[k])) continue;
-                FZ_CHECK(ne < ev.ends.count, ne, ev.ends.count);
-                FZ_CHECK(ev.ends.pairs[ne].a == m->last[k].a && ev.ends.pairs[ne].b == m->last[k].b, ne, k);
-                ++ne;
-            }
-            FZ_CHECK(ne == ev.ends.count, ne, ev.ends.count);
+            w_diff(m->now, m->nnow, m->last, m->nlast, ev.begins.pairs, ev.begins.count);
+            w_diff(m->last, m->nlast, m->now, m->nnow, ev.ends.pairs, ev.ends.count);
             memcpy(m->last, m->now, m->nnow * sizeof *m->now);
             m->nlast = m->nnow;
             bp_world_pairs all;
