@@ -285,7 +285,6 @@ typedef bp_status (*world_visit_fn)(void *user, const float *entries, uint32_t c
 bp_status bp_world_cells_visit(bp_world *w, const float *lo, const float *hi, world_visit_fn fn, void *user);
 void bp_world_cells_draw(const bp_world *w, const bp_debug_draw *draw);
 bp_status bp_world_cells_validate(const bp_world *w);
-size_t bp_world_cells_bytes(const world_cells *c);
 /// Whether the cells are built and every touched proxy's entry is up to date.
 bool bp_world_cells_synced(const bp_world *w);
 
@@ -299,7 +298,6 @@ bp_status bp_world_blocks_reserve(bp_world *w, world_blocks *b, size_t cap);
 // world_near.c
 void bp_world_near_init(bp_world *w);
 void bp_world_near_free(bp_world *w);
-size_t bp_world_near_bytes(const bp_world *w);
 /// Room for every slot's index and for collecting a list (the records grow as lists are made).
 bp_status bp_world_near_reserve(bp_world *w);
 void bp_world_near_drop(bp_world *w, uint32_t slot);

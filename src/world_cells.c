@@ -30,10 +30,6 @@ void bp_world_cells_init(world_cells *c, int dim) {
     bp_world_blocks_init(&c->blocks);
 }
 
-size_t bp_world_cells_bytes(const world_cells *c) {
-    return c->table_cap * sizeof *c->table + c->blocks.cap * (size_t)c->stride * sizeof(float);
-}
-
 void bp_world_cells_free(bp_world *w) {
     world_cells *c = &w->cells;
     bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);

@@ -36,11 +36,6 @@ void bp_world_near_free(bp_world *w) {
     w->near_free = WORLD_NONE;
 }
 
-size_t bp_world_near_bytes(const bp_world *w) {
-    return w->slot_near_cap * sizeof *w->slot_near + w->near_cap * sizeof *w->nears +
-           w->near_blocks.cap * (size_t)w->cells.stride * sizeof(float);
-}
-
 bp_status bp_world_near_reserve(bp_world *w) {
     if (w->slot_near_cap < w->slot_cap) {
         const size_t from = w->slot_near_cap;
