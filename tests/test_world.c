@@ -500,6 +500,26 @@ static void rig_query(rig *g) {
     op_free(&o);
 }
 
+// Adds n random proxies in one batch, to the world and to the model; `kind(k)` gives proxy k's
+// kind (NULL: random_def's).
+static void rig_add_batch(rig *g, size_t n, bp_proxy_kind (*kind)(size_t k, size_t n)) {
+    const int dim = g->dim;
+    float *boxes = bpt_xrealloc(NULL, n * 6 * sizeof(float));
+    bp_proxy_def *defs = bpt_xrealloc(NULL, n * sizeof *defs);
+    bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
+    for (size_t k = 0; k < n; ++k) {
+        random_box(g, boxes + k * (size_t)(2 * dim));
+        defs[k] = random_def(g);
+        if (kind) defs[k].kind = kind(k, n);
+    }
+    CHECK_OK(dim == 2 ? bp_world_add_batch2(g->w, bpt_as2(boxes), defs, n, ids)
+                      : bp_world_add_batch3(g->w, bpt_as3(boxes), defs, n, ids));
+    for (size_t k = 0; k < n; ++k) model_add(&g->m, ids[k], boxes + k * (size_t)(2 * dim), &defs[k]);
+    free(boxes);
+    free(defs);
+    free(ids);
+}
+
 static int arg_dim(int argc, char **argv) { return argc > 0 ? bpt_dim_arg(argc, argv, 0) : 2; }
 
 static bp_world_mode arg_mode(int argc, char **argv) {
@@ -542,16 +562,7 @@ static void case_frames(int argc, char **argv) {
     rig_init(&g, dim, mode, 0.0f, 11);
     g.size_class = 1;
     g.world = dim == 2 ? 60.0 : 20.0;
-    const size_t n = 600;
-    float *boxes = bpt_xrealloc(NULL, n * 6 * sizeof(float));
-    bp_proxy_def *defs = bpt_xrealloc(NULL, n * sizeof *defs);
-    bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
-    for (size_t k = 0; k < n; ++k) {
-        random_box(&g, boxes + k * (size_t)(2 * dim));
-        defs[k] = random_def(&g);
-    }
-    CHECK_OK(dim == 2 ? bp_world_add_batch2(g.w, bpt_as2(boxes), defs, n, ids) : bp_world_add_batch3(g.w, bpt_as3(boxes), defs, n, ids));
-    for (size_t k = 0; k < n; ++k) model_add(&g.m, ids[k], boxes + k * (size_t)(2 * dim), &defs[k]);
+    rig_add_batch(&g, 600, NULL);
     rig_update(&g);
     for (int f = 0; f < 120; ++f) {
         bpt_note("frames: frame %d", f);
@@ -574,9 +585,6 @@ static void case_frames(int argc, char **argv) {
             CHECK_MSG(st.rebuilt == all, "frame %d: %zu moved, rebuilt %d", f, moved, (int)st.rebuilt);
         if (f % 7 == 0) rig_query(&g);
     }
-    free(boxes);
-    free(defs);
-    free(ids);
     rig_free(&g);
 }
 
@@ -657,6 +665,13 @@ static void rig_move(rig *g, mproxy *p, const float *b) {
     memcpy(p->box, b, (size_t)(2 * g->dim) * sizeof(float));
 }
 
+static bp_proxy_kind every_tenth_moving(size_t k, size_t n) {
+    (void)n;
+    return k % 10 == 0 ? BP_PROXY_MOVING : BP_PROXY_STATIC;
+}
+
+static bp_proxy_kind last_six_moving(size_t k, size_t n) { return k + 6 >= n ? BP_PROXY_MOVING : BP_PROXY_STATIC; }
+
 // The near pass (docs/world.md): many static proxies and a few moving ones, all of them moved
 // every frame, so that their events with the static ones come from their near lists; mixed in,
 // everything that must send them back to the cells or make the lists stale: a moving proxy left
@@ -673,18 +688,7 @@ static void case_near(int argc, char **argv) {
         rig_init(&g, dim, mode, cells[trial], 200 + (uint64_t)trial);
         g.size_class = trial == 0 ? 1 : trial;
         g.world = dim == 2 ? 60.0 : 25.0;
-        const size_t n = 800;
-        float *boxes = bpt_xrealloc(NULL, n * 6 * sizeof(float));
-        bp_proxy_def *defs = bpt_xrealloc(NULL, n * sizeof *defs);
-        bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
-        for (size_t k = 0; k < n; ++k) {
-            random_box(&g, boxes + k * (size_t)(2 * dim));
-            defs[k] = random_def(&g);
-            defs[k].kind = k % 10 == 0 ? BP_PROXY_MOVING : BP_PROXY_STATIC;
-        }
-        CHECK_OK(dim == 2 ? bp_world_add_batch2(g.w, bpt_as2(boxes), defs, n, ids)
-                          : bp_world_add_batch3(g.w, bpt_as3(boxes), defs, n, ids));
-        for (size_t k = 0; k < n; ++k) model_add(&g.m, ids[k], boxes + k * (size_t)(2 * dim), &defs[k]);
+        rig_add_batch(&g, 800, every_tenth_moving);
         rig_update(&g);
         size_t hits = 0;
         for (int f = 0; f < 200; ++f) {
@@ -728,9 +732,6 @@ static void case_near(int argc, char **argv) {
         }
         // The lists were used (in every mode that patches), and every event came out right.
         if (mode != BP_WORLD_MODE_REBUILD && trial != 3) CHECK_MSG(hits > 0, "trial %d: no near list used", trial);
-        free(boxes);
-        free(defs);
-        free(ids);
         rig_free(&g);
     }
 }
@@ -746,17 +747,7 @@ static void case_lag(int argc, char **argv) {
     rig_init(&g, dim, mode, 0.0f, 300);
     g.size_class = 1;
     g.world = 20.0;
-    const size_t n = 60;
-    float boxes[60 * 6];
-    bp_proxy_def defs[60];
-    bp_proxy_id ids[60];
-    for (size_t k = 0; k < n; ++k) {
-        random_box(&g, boxes + k * (size_t)(2 * dim));
-        defs[k] = bp_default_proxy_def();
-        defs[k].kind = k >= n - 6 ? BP_PROXY_MOVING : BP_PROXY_STATIC;  // the movers last
-    }
-    CHECK_OK(dim == 2 ? bp_world_add_batch2(g.w, bpt_as2(boxes), defs, n, ids) : bp_world_add_batch3(g.w, bpt_as3(boxes), defs, n, ids));
-    for (size_t k = 0; k < n; ++k) model_add(&g.m, ids[k], boxes + k * (size_t)(2 * dim), &defs[k]);
+    rig_add_batch(&g, 60, last_six_moving);  // the movers last in the dense arrays
     rig_update(&g);
     for (int round = 0; round < 6; ++round) {
         for (int f = 0; f < 3; ++f) {  // every mover moves: the near pass, entries left behind
