@@ -580,6 +580,8 @@ typedef struct bp_world_stats {
     size_t begins, ends;   ///< events of the last update
     uint64_t checks;       ///< candidate box tests of the last update
     bool rebuilt;          ///< the last update rebuilt (rather than patched)
+    size_t near_hits;      ///< changed proxies the last update decided from their near lists
+                           ///< (docs/world.md: the static proxies they can meet, kept)
     size_t bytes;          ///< memory the world holds now, through its allocator
 } bp_world_stats;
 

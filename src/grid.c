@@ -1113,8 +1113,7 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     bp_grid *g = (bp_grid *)m;
     const size_t n = f->n;
     const int d = f->dim;
-    // First, while keys still hold the last table call's cells.
-    bp_grid_table_clear(g);
+    // The table (the last call's, if any) is cleared by bp_grid_table_find, whichever layout runs.
     g->table = false;
     memset(g->rows_ok, 0, sizeof g->rows_ok);
     memset(g->cells_ok, 0, sizeof g->cells_ok);

@@ -225,14 +225,13 @@ static inline int grid_hit3(const grid_probe *p, const float *b) {
 #endif
 
 // The table layout (src/grid_table.c). bp_grid_table_find runs a frame on it when it can and
-// should (*done true); else the sorted layout runs.
+// should (*done true); else the sorted layout runs, and the last call's table has been emptied
+// (unless an error is returned: then the next call empties it).
 bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint64_t *checks, bool *done);
 // Whether the table could serve the frame (whatever AUTO prefers).
 bool bp_grid_table_possible(const bp_grid *g, const bp_frame *f);
 // Records a frame's crowding (`shared` of n boxes found their cell occupied), from either layout.
 void bp_grid_note_crowding(bp_grid *g, size_t shared, size_t n);
-// Empties the table again (the entries of the last table call).
-void bp_grid_table_clear(bp_grid *g);
 bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_query *q, bp_index_buf *out);
 bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f);
 void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);

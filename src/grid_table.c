@@ -71,7 +71,7 @@ static void grid_fill_task(void *user, uint32_t t, uint32_t worker) {
 
 // Puts the table back to all GRID_EMPTY. A fill of the range the last call used: cheaper than
 // clearing its boxes' cells one by one (random stores), as the table has few cells per box.
-void bp_grid_table_clear(bp_grid *g) {
+static void grid_table_clear(bp_grid *g) {
     grid_fill_job j = {g->head, g->dirty, bp_par_tasks(g->base.ctx, g->dirty, 8 * BP_PAR_GRAIN_MAP)};
     // A fill cannot fail but through misbehaving task hooks: then serially.
     if (bp_par_run(g->base.ctx, j.tasks, grid_fill_task, &j) != BP_OK) {
@@ -176,40 +176,131 @@ static void grid_table_keys(bp_grid *g, const bp_frame *f, size_t b, size_t e, u
     }
 }
 
-typedef struct grid_keys_job {
+// With workers the lists are linked by bands of cells instead of in input order: a cell's list
+// is its boxes in decreasing index order however they are pushed, as long as each band pushes its
+// boxes in input order. The key pass (one task per share of the input) also sorts its share's
+// boxes by band, stably, into its part of idx; the link pass (one task per band) clears the
+// band's cells and pushes the band's boxes share by share, each box's link going to prev at its
+// place in idx (written next[box], the two bands' tasks would share every cache line of next);
+// a last pass per share moves its boxes' links to next. All three scale with the workers, and a
+// band's cells (at most GRID_TABLE_MAX_CELLS / its tasks) stay in its core's cache between the
+// clear and the pushes.
+#define GRID_LINK_MAX_BANDS 64
+
+typedef struct grid_link_job {
     bp_grid *g;
     const bp_frame *f;
     size_t n;
-    uint32_t tasks;
-    uint32_t *wide;  // per task
-} grid_keys_job;
+    uint32_t tasks;   // shares of the input (the key pass)
+    uint32_t bands;   // bands of 2^shift cells (the link pass)
+    unsigned shift;
+    size_t cells;     // level-0 cells; the last band also clears [cells, fill)
+    size_t fill;
+    uint32_t *idx;    // per share: its boxes by band, in input order within a band
+    uint32_t *prev;   // next[idx[q]], at q
+    uint32_t *start;  // per share: bands + 1 offsets into its part of idx
+    uint32_t *wide;   // per share
+    uint32_t *shared; // per band: boxes whose cell already held one
+} grid_link_job;
 
 static void grid_table_keys_task(void *user, uint32_t t, uint32_t worker) {
     (void)worker;
-    const grid_keys_job *j = user;
+    const grid_link_job *j = user;
     size_t b, e;
     bp_par_range(j->n, j->tasks, t, &b, &e);
     uint32_t wide = 0;
     grid_table_keys(j->g, j->f, b, e, &wide);
     j->wide[t] = wide;
+    const uint32_t *BP_RESTRICT keys = j->g->keys;
+    const unsigned shift = j->shift;
+    uint32_t *BP_RESTRICT start = j->start + (size_t)t * (j->bands + 1);
+    uint32_t pos[GRID_LINK_MAX_BANDS + 1];
+    memset(pos, 0, (j->bands + 1) * sizeof *pos);
+    for (size_t k = b; k < e; ++k) ++pos[(keys[k] >> shift) + 1];
+    for (uint32_t a = 1; a <= j->bands; ++a) pos[a] += pos[a - 1];
+    memcpy(start, pos, (j->bands + 1) * sizeof *pos);
+    uint32_t *BP_RESTRICT idx = j->idx + b;
+    for (size_t k = b; k < e; ++k) idx[pos[keys[k] >> shift]++] = (uint32_t)k;
 }
 
-// With workers: the keys in parallel, then the lists linked in input order as below (the lists'
-// order is the pairs' order, so this stays on one thread). Returns as grid_table_link2, or
-// *st = an error of the workers.
+static void grid_table_band_task(void *user, uint32_t a, uint32_t worker) {
+    (void)worker;
+    const grid_link_job *j = user;
+    uint32_t *BP_RESTRICT head = j->g->head, *BP_RESTRICT prev = j->prev;
+    const uint32_t *BP_RESTRICT keys = j->g->keys, *BP_RESTRICT idx = j->idx;
+    const size_t c0 = (size_t)a << j->shift;
+    size_t c1 = c0 + ((size_t)1 << j->shift);
+    if (c1 > j->cells) c1 = j->cells;
+    if (a + 1 == j->bands && c1 < j->fill) c1 = j->fill;
+    for (size_t c = c0; c < c1; ++c) head[c] = GRID_EMPTY;
+    size_t shared = 0;
+    for (uint32_t t = 0; t < j->tasks; ++t) {
+        size_t b, e;
+        bp_par_range(j->n, j->tasks, t, &b, &e);
+        const uint32_t *start = j->start + (size_t)t * (j->bands + 1);
+        for (size_t q = b + start[a]; q < b + start[a + 1]; ++q) {
+            const uint32_t k = idx[q], key = keys[k], h = head[key];
+            prev[q] = h;
+            head[key] = k | (h != GRID_EMPTY ? GRID_MULTI : 0u);
+            shared += h != GRID_EMPTY;
+        }
+    }
+    j->shared[a] = (uint32_t)shared;
+}
+
+static void grid_table_next_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const grid_link_job *j = user;
+    size_t b, e;
+    bp_par_range(j->n, j->tasks, t, &b, &e);
+    uint32_t *BP_RESTRICT next = j->g->next;
+    const uint32_t *BP_RESTRICT idx = j->idx, *BP_RESTRICT prev = j->prev;
+    for (size_t q = b; q < e; ++q) next[idx[q]] = prev[q];
+}
+
+// With workers: keys and links as grid_table_link2 (below), which the table then equals; the
+// table's old contents are cleared here, not by the caller. Returns as grid_table_link2 (false:
+// the table is still the last call's), or *st = an error of the workers (the same).
 static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32_t tasks, bp_status *st) {
-    grid_keys_job j = {g, f, n, tasks, NULL};
-    j.wide = bp_par_scratch(g->base.ctx, tasks * sizeof *j.wide, st);
-    if (*st == BP_OK) *st = bp_par_run(g->base.ctx, tasks, grid_table_keys_task, &j);
+    bp_context *ctx = g->base.ctx;
+    grid_link_job j;
+    memset(&j, 0, sizeof j);
+    j.g = g;
+    j.f = f;
+    j.n = n;
+    j.tasks = tasks;
+    j.cells = (size_t)g->geom.lv[0].size;
+    j.fill = g->dirty > j.cells ? g->dirty : j.cells;
+    // As many bands as shares (a few per worker), each a power of two of cells.
+    const size_t most = tasks < GRID_LINK_MAX_BANDS ? tasks : GRID_LINK_MAX_BANDS;
+    while (((j.cells - 1) >> j.shift) + 1 > most) ++j.shift;
+    j.bands = (uint32_t)(((j.cells - 1) >> j.shift) + 1);
+    // idx and prev in the sorted layout's scratch: its order is gone already (g->ordered).
+    g->mpos = bp_grow(ctx, g->mpos, &g->mpos_cap, n, sizeof *g->mpos, false, st);
+    if (*st != BP_OK) return false;
+    j.idx = g->mpos;
+    g->mkeys = bp_grow(ctx, g->mkeys, &g->mkeys_cap, n, sizeof *g->mkeys, false, st);
+    if (*st != BP_OK) return false;
+    j.prev = g->mkeys;
+    const size_t words = (size_t)tasks * (j.bands + 2) + j.bands;
+    j.wide = bp_par_scratch(ctx, words * sizeof(uint32_t), st);
+    if (*st != BP_OK) return false;
+    j.shared = j.wide + tasks;
+    j.start = j.shared + j.bands;
+    *st = bp_par_run(ctx, tasks, grid_table_keys_task, &j);
     if (*st != BP_OK) return false;
     uint32_t wide = 0;
     for (uint32_t t = 0; t < tasks; ++t) wide |= j.wide[t];
-    uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    if (wide) return false;
+    *st = bp_par_run(ctx, j.bands, grid_table_band_task, &j);
+    g->dirty = j.fill;  // what a failed pass may have left, to the caller's clear
+    if (*st == BP_OK) *st = bp_par_run(ctx, tasks, grid_table_next_task, &j);
+    if (*st != BP_OK) return false;
     size_t shared = 0;
-    for (size_t q = 0; q < n; ++q) shared += grid_table_push(head, next, keys[q], (uint32_t)q);
+    for (uint32_t a = 0; a < j.bands; ++a) shared += j.shared[a];
     bp_grid_note_crowding(g, shared, n);
-    g->dirty = (size_t)g->geom.lv[0].size;
-    return wide == 0;
+    g->dirty = j.cells;
+    return true;
 }
 
 // Keys and boxes (min, -max) in input order, each box pushed on its cell's list. False when a
@@ -437,7 +528,10 @@ static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, uint32_
 bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint64_t *checks, bool *done) {
     const size_t n = f->n;
     *done = false;
-    if (!grid_table_fits(g, f)) return BP_OK;
+    if (!grid_table_fits(g, f)) {
+        grid_table_clear(g);
+        return BP_OK;
+    }
     bp_status st = grid_table_reserve(g, n);
     if (st != BP_OK) return st;
     // keys and boxes are overwritten: the sorted layout's order is gone.
@@ -446,13 +540,19 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
     // Linking measured the crowding: under AUTO, a frame that turns out crowded (the first of
     // `line` or `seed`, say) goes to the sorted layout at once rather than walk long lists.
     const uint32_t tasks = bp_par_tasks(g->base.ctx, n, BP_PAR_GRAIN_MAP);
-    const bool fits = tasks > 1 ? grid_table_link2_par(g, f, n, tasks, &st) : grid_table_link2(g, f, n);
+    bool fits;
+    if (tasks > 1) {
+        fits = grid_table_link2_par(g, f, n, tasks, &st);  // clears the table itself
+    } else {
+        grid_table_clear(g);
+        fits = grid_table_link2(g, f, n);
+    }
     if (st != BP_OK) {
-        bp_grid_table_clear(g);
+        grid_table_clear(g);
         return st;
     }
     if (!fits || (g->crowded && bp_context_def_of(g->base.ctx)->grid.layout == BP_GRID_LAYOUT_AUTO)) {
-        bp_grid_table_clear(g);
+        grid_table_clear(g);
         return BP_OK;
     }
     g->next[n] = GRID_EMPTY;  // pass 1 reads it for an empty list's second box
@@ -488,7 +588,7 @@ bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_quer
 }
 
 // Every box in the list of its own cell, once; lists in decreasing index order (so they end),
-// flags right; the table empty elsewhere; keys and boxes those of the frame.
+// flags right; the table empty elsewhere, past the cells too; keys and boxes those of the frame.
 bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
     const grid_geom *G = &g->geom;
     const size_t n = f->n;
@@ -519,6 +619,9 @@ bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
         }
         if (u != GRID_EMPTY) return BP_ERR_INVALID_ARG;
     }
+    // Past the cells, the table is empty: the next call that clears only its cells relies on it.
+    for (size_t c = cells; c < g->head_cap; ++c)
+        if (g->head[c] != GRID_EMPTY) return BP_ERR_INVALID_ARG;
     return seen == n ? BP_OK : BP_ERR_INVALID_ARG;
 }
 

@@ -20,6 +20,9 @@
 // Merging at least this many pairs, the copies into the pair buffer use non-temporal stores (as
 // the serial path's streamed mode, context.c).
 #define BP_PAR_STREAM_PAIRS ((size_t)1 << 20)
+// Merging fewer pairs than this (256 KiB), the calling thread copies them alone: a fork-join
+// costs about as much as copying them.
+#define BP_PAR_MERGE_MIN ((size_t)1 << 15)
 
 uint32_t bp_par_workers(const bp_context *ctx) { return bp_pool_workers(ctx->pool); }
 
@@ -201,7 +204,12 @@ static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uin
     if (st != BP_OK) return st;
     if (dst) {
         par_merge_job mj = {ctx, dst, first, total >= BP_PAR_STREAM_PAIRS};
-        st = bp_par_run(ctx, count, par_merge_task, &mj);
+        // A few pages of pairs are copied sooner than the workers are woken for them.
+        if (total < BP_PAR_MERGE_MIN) {
+            for (uint32_t k = 0; k < count; ++k) par_merge_task(&mj, k, 0);
+        } else {
+            st = bp_par_run(ctx, count, par_merge_task, &mj);
+        }
 #if defined(__SSE2__)
         if (mj.stream) _mm_sfence();  // the streamed stores before anything the caller does next
 #endif

@@ -250,8 +250,10 @@ bp_status bp_pool_run(bp_pool *p, uint32_t tasks, bp_pool_fn *fn, void *user) {
     atomic_store(&p->done, 0);
     atomic_store(&p->claim, (uint64_t)gen << 32);
     atomic_store(&p->gen_now, gen);
-    pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
+    // After the unlock: a thread woken while the lock is still held would only sleep again on
+    // it, and be woken a second time (each a wake-up of an idle core, tens of microseconds).
+    pthread_cond_broadcast(&p->wake);
     bp_pool_work(p, gen, fn, user, tasks, 0);
     if (atomic_load(&p->done) != tasks) {
         const uint64_t t0 = bp_pool_now_ns();

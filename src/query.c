@@ -2,6 +2,7 @@
 // world's queries (src/method.h).
 #include <math.h>
 
+#include "exact.h"
 #include "method.h"
 
 bp_status bp_query_make_box(bp_query *q, int dim, const float *lo, const float *hi) {
@@ -54,60 +55,32 @@ bp_status bp_query_make_sphere(bp_query *q, int dim, const float *center, float 
 // exact steps (Shewchuk's two-sum and two-product): no overflow (all below 2^259) and no
 // underflow (all multiples of 2^-298, far above double's smallest 2^-1074).
 
-// a + b = s + err exactly.
-static double two_sum(double a, double b, double *err) {
-    const double s = a + b, bv = s - a, av = s - bv;
-    *err = (a - av) + (b - bv);
-    return s;
-}
-
-// Adds b to the nonoverlapping expansion e[0..n) (increasing magnitude, zeros dropped); the
-// result stays nonoverlapping, so its sign is that of its last, largest component.
-static size_t grow_expansion(double *e, size_t n, double b) {
-    double q = b;
-    size_t m = 0;
-    for (size_t k = 0; k < n; ++k) {
-        double err;
-        q = two_sum(q, e[k], &err);
-        if (err != 0.0) e[m++] = err;
-    }
-    if (q != 0.0 || m == 0) e[m++] = q;
-    return m;
-}
-
-// Adds x * y exactly (the product and its rounding error, from fma).
-static size_t add_product(double *e, size_t n, double x, double y) {
-    const double p = x * y, err = fma(x, y, -p);
-    n = grow_expansion(e, n, p);
-    return err != 0.0 ? grow_expansion(e, n, err) : n;
-}
-
 // Adds (a - b)^2 exactly: a - b = hi + lo (two-sum), (hi + lo)^2 = hi^2 + 2 hi lo + lo^2.
 static size_t add_diff_squared(double *e, size_t n, double a, double b) {
     double lo;
-    const double hi = two_sum(a, -b, &lo);
-    n = add_product(e, n, hi, hi);
-    n = add_product(e, n, 2.0 * hi, lo);
-    return add_product(e, n, lo, lo);
+    const double hi = bp_two_sum(a, -b, &lo);
+    n = bp_add_product(e, n, hi, hi);
+    n = bp_add_product(e, n, 2.0 * hi, lo);
+    return bp_add_product(e, n, lo, lo);
 }
 
 bool bp_sphere_box_exact(const float *c, float r, const float *box, int d) {
     // The sign of the sum over axes of e^2, minus r^2.
     double e[40];
-    size_t n = add_product(e, 0, -(double)r, (double)r);
+    size_t n = bp_add_product(e, 0, -(double)r, (double)r);
     for (int a = 0; a < d; ++a) {
         if (c[a] < box[a]) n = add_diff_squared(e, n, box[a], c[a]);
         else if (c[a] > box[d + a]) n = add_diff_squared(e, n, c[a], box[d + a]);
     }
-    return e[n - 1] <= 0.0;
+    return n == 0 || e[n - 1] <= 0.0;
 }
 
 bool bp_balls_exact(const float *ca, float ra, const float *cb, float rb, int d) {
     // The sign of |ca - cb|^2 - (ra^2 + 2 ra rb + rb^2); each product of two floats is exact.
     double e[40];
-    size_t n = add_product(e, 0, -(double)ra, (double)ra);
-    n = add_product(e, n, -2.0 * (double)ra, (double)rb);
-    n = add_product(e, n, -(double)rb, (double)rb);
+    size_t n = bp_add_product(e, 0, -(double)ra, (double)ra);
+    n = bp_add_product(e, n, -2.0 * (double)ra, (double)rb);
+    n = bp_add_product(e, n, -(double)rb, (double)rb);
     for (int a = 0; a < d; ++a) n = add_diff_squared(e, n, ca[a], cb[a]);
-    return e[n - 1] <= 0.0;
+    return n == 0 || e[n - 1] <= 0.0;
 }

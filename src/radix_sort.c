@@ -10,6 +10,8 @@
 // Below this many keys an insertion sort is faster than clearing the histograms (8 KiB per
 // pass): the world sorts a few events per update.
 #define SMALL_SORT 48
+// Below this many keys the 64-bit sort takes 8-bit digits.
+#define SMALL_DIGITS_BELOW 4096
 
 #define INSERTION_SORT(KEY_T)                                                                      \
     for (size_t i = 1; i < n; ++i) {                                                               \
@@ -83,21 +85,24 @@ void bp_radix_sort64(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_
         return;
     }
     if (key_bits == 0 || key_bits > 64) key_bits = 64;
-    const unsigned passes = (key_bits + DIGIT_BITS - 1) / DIGIT_BITS;
-    uint32_t hist[MAX_PASSES][BUCKETS];
-    memset(hist, 0, (size_t)passes * sizeof hist[0]);
+    // A few thousand keys or fewer: 8-bit digits, since each pass clears and sums 2^bits buckets
+    // (the world sorts a few hundred events per update: 11-bit digits cost 5x as much there).
+    const unsigned bits = n < SMALL_DIGITS_BELOW ? 8u : DIGIT_BITS, mask = (1u << bits) - 1u;
+    const unsigned passes = (key_bits + bits - 1) / bits;
+    uint32_t hist[MAX_PASSES * BUCKETS];  // passes * 2^bits used (8 * 256 or 6 * 2048)
+    memset(hist, 0, (size_t)passes * (mask + 1u) * sizeof hist[0]);
     for (size_t k = 0; k < n; ++k) {
         uint64_t key = keys[k];
-        for (unsigned p = 0; p < passes; ++p) hist[p][(key >> (p * DIGIT_BITS)) & (BUCKETS - 1)]++;
+        for (unsigned p = 0; p < passes; ++p) hist[p * (mask + 1u) + ((key >> (p * bits)) & mask)]++;
     }
     uint64_t *sk = keys, *dk = tmp_keys;
     uint32_t *sv = vals, *dv = tmp_vals;
     for (unsigned p = 0; p < passes; ++p) {
-        uint32_t *h = hist[p];
-        const unsigned shift = p * DIGIT_BITS;
-        if (h[(sk[0] >> shift) & (BUCKETS - 1)] == n) continue;
+        uint32_t *h = hist + p * (mask + 1u);
+        const unsigned shift = p * bits;
+        if (h[(sk[0] >> shift) & mask] == n) continue;
         uint32_t sum = 0;
-        for (unsigned b = 0; b < BUCKETS; ++b) {
+        for (unsigned b = 0; b <= mask; ++b) {
             uint32_t c = h[b];
             h[b] = sum;
             sum += c;
@@ -105,7 +110,7 @@ void bp_radix_sort64(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_
         if (sv) {
             for (size_t k = 0; k < n; ++k) {
                 uint64_t key = sk[k];
-                uint32_t pos = h[(key >> shift) & (BUCKETS - 1)]++;
+                uint32_t pos = h[(key >> shift) & mask]++;
                 dk[pos] = key;
                 dv[pos] = sv[k];
             }
@@ -113,7 +118,7 @@ void bp_radix_sort64(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_
         } else {
             for (size_t k = 0; k < n; ++k) {
                 uint64_t key = sk[k];
-                dk[h[(key >> shift) & (BUCKETS - 1)]++] = key;
+                dk[h[(key >> shift) & mask]++] = key;
             }
         }
         uint64_t *t = sk; sk = dk; dk = t;

@@ -63,6 +63,8 @@ static atomic_uint_fast32_t world_salts;
 static void world_release_all(bp_world *w) {
     bp_context *h = w->heap;
     bp_world_cells_free(w);
+    bp_world_near_free(w);
+    BP_RELEASE(h, w->near_scratch, w->near_scratch_cap);
     bp_world_pairs_free(w);
     BP_RELEASE(h, w->slot_word, w->slot_cap);
     BP_RELEASE(h, w->free_slots, w->free_cap);
@@ -158,6 +160,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out) {
     w->salt = salt ? salt : 1;
     w->bad_index = SIZE_MAX;
     bp_world_cells_init(&w->cells, w->dim);
+    bp_world_near_init(w);
     const uint32_t workers = bp_pool_workers(bp_par_pool(heap));
     if (workers > 1) {  // each worker's event buffer for the parallel probes
         w->wev = bp_alloc(heap, workers * sizeof *w->wev);
@@ -365,6 +368,15 @@ static size_t world_patch_limit(const bp_world *w) {
     return (w->n + w->freed_count) / WORLD_PATCH_SHARE + WORLD_PATCH_MIN;
 }
 
+// Every near list goes stale (a static proxy changed, or changes went unrecorded).
+static void world_near_forget(bp_world *w) {
+    if (++w->near_epoch == 0) w->near_epoch = 1;
+}
+
+static inline bool world_is_static(const bp_world *w, uint32_t d) {
+    return w->groups[w->meta[d].group].kind == BP_PROXY_STATIC;
+}
+
 // Drops the touched records (their references to old groups, their proxies' marks).
 static void world_clear_touched(bp_world *w) {
     for (size_t t = 0; t < w->touched_count; ++t) {
@@ -374,6 +386,9 @@ static void world_clear_touched(bp_world *w) {
         if (d < WORLD_FREED) world_set_touched(w, d, false);
     }
     w->touched_count = 0;
+    w->touched_moving = 0;
+    if (w->static_touched) world_near_forget(w);
+    w->static_touched = false;
 }
 
 // Stops recording: the next update rebuilds, and the cells are stale until then.
@@ -391,6 +406,30 @@ static bp_status world_reserve_touch(bp_world *w, size_t extra) {
 
 // Records dense proxy d as changed, with its state as it is now (the state of the last update
 // when this is its first change since). `existed`: false for a proxy added since.
+// The record itself, once the world has room and is recording (a batch decides that up front).
+static inline void world_record_now(bp_world *w, uint32_t d, bool existed) {
+    world_touch *r = &w->touched[w->touched_count++];
+    const uint32_t g = w->meta[d].group;
+    if (w->groups[g].kind == BP_PROXY_STATIC) w->static_touched |= existed;
+    else w->touched_moving++;
+    r->slot = w->meta[d].slot;
+    r->old_group = WORLD_NONE;
+    if (existed) {
+        r->old_group = g;
+        w->groups[g].refs++;
+        const float *b = world_box(w, d);
+        if (w->dim == 2) {
+            memcpy(r->old_box, b, 4 * sizeof(float));
+            r->old_box[4] = r->old_box[5] = 0.0f;
+        } else {
+            memcpy(r->old_box, b, 6 * sizeof(float));
+        }
+    } else {
+        memset(r->old_box, 0, sizeof r->old_box);
+    }
+    world_set_touched(w, d, true);
+}
+
 static void world_record(bp_world *w, uint32_t d, bool existed) {
     if (w->overflow || world_touched(w, d)) return;
     if (w->def.mode == BP_WORLD_MODE_REBUILD ||
@@ -399,17 +438,7 @@ static void world_record(bp_world *w, uint32_t d, bool existed) {
         world_forget_touched(w);
         return;
     }
-    world_touch *r = &w->touched[w->touched_count];
-    r->slot = w->meta[d].slot;
-    r->old_group = WORLD_NONE;
-    memset(r->old_box, 0, sizeof r->old_box);
-    if (existed) {
-        r->old_group = w->meta[d].group;
-        w->groups[r->old_group].refs++;
-        world_copy_box(r->old_box, world_box(w, d), w->dim);
-    }
-    w->touched_count++;
-    world_set_touched(w, d, true);
+    world_record_now(w, d, existed);
 }
 
 // Proxy d's cell entry is behind: placed anew at the next sync (nothing to do while the cells
@@ -479,6 +508,8 @@ static bp_status world_add(bp_world *w, int dim, const float *boxes, const bp_pr
         world_set_touched(w, d, false);
         world_set_dirty(w, d, false);
         w->meta[d].cell = WORLD_NONE;
+        if (pd->kind == BP_PROXY_STATIC) w->static_touched |= !w->overflow;
+        else w->moving++;
         world_record(w, d, false);
         world_dirty(w, d);
         ids[k] = world_id(w, slot);
@@ -540,7 +571,7 @@ static bp_status world_move(bp_world *w, int dim, const bp_proxy_id *ids, const 
             __builtin_prefetch(&w->meta[dense[k + AHEAD]], 1);
         }
         const uint32_t d = dense[k];
-        world_record(w, d, true);
+        if (!world_touched(w, d)) world_record_now(w, d, true);  // room and share checked above
         world_set_box(w, d, boxes + k * (size_t)(2 * dim));
         world_dirty(w, d);
     }
@@ -606,12 +637,18 @@ bp_status bp_world_remove_batch(bp_world *w, const bp_proxy_id *ids, size_t n) {
         const uint32_t slot = w->meta[d].slot;
         world_record(w, d, true);
         if (w->cells.built) bp_world_cells_remove(w, d);
+        if (!world_is_static(w, d)) {
+            w->moving--;
+            if (!w->overflow) w->touched_moving--;  // recorded just above
+        }
         world_group_unref(w, w->meta[d].group);
         w->freed[w->freed_count] = slot;
         w->freed_user[w->freed_count] = w->user[d];
         world_set_slot_state(w, slot, WORLD_FREED | (uint32_t)w->freed_count++);
         const uint32_t last = (uint32_t)--w->n;
         if (d != last) world_renumber(w, last, d);
+        world_set_touched(w, last, false);  // no bit left past the live proxies (the catch-up
+        world_set_dirty(w, last, false);    // scans the dirty bits)
     }
     return BP_OK;
 }
@@ -633,8 +670,15 @@ static bp_status world_refilter(bp_world *w, bp_proxy_id id, uint32_t kind, cons
     if (st != BP_OK) return st;
     world_record(w, d, true);
     const uint32_t old = w->meta[d].group;
+    const bool was_static = world_is_static(w, d);
     w->meta[d].group = world_group_ref(w, kind, c, m);
     world_group_unref(w, old);
+    if (was_static != (kind == BP_PROXY_STATIC)) {
+        const size_t to_moving = was_static ? 1 : (size_t)-1;  // +1 or -1, wrapping
+        w->moving += to_moving;
+        if (!w->overflow) w->touched_moving += to_moving;
+    }
+    if (kind == BP_PROXY_STATIC) w->static_touched |= !w->overflow;
     world_dirty(w, d);
     return BP_OK;
 }
@@ -721,6 +765,29 @@ static bp_status world_buf_push(bp_world *w, world_evbuf *buf, int begin, uint64
 
 static bp_status world_push_event(bp_world *w, int begin, uint64_t key) { return world_buf_push(w, &w->ev, begin, key); }
 
+// Places every proxy whose entry is behind since an update that left them so (the near pass
+// leaves the moving proxies' entries behind while nothing reads them: docs/world.md).
+static bp_status world_catch_up(bp_world *w) {
+    if (!w->cells_lag || !w->cells.built) return BP_OK;
+    const size_t words = (w->n + 63) / 64;
+    size_t behind = 0;
+    for (size_t i = 0; i < words; ++i) behind += (size_t)__builtin_popcountll(w->dbits[i]);
+    bp_status st = bp_world_cells_reserve(w, behind);
+    for (size_t i = 0; i < words && st == BP_OK; ++i) {
+        for (uint64_t b = w->dbits[i]; b && st == BP_OK; b &= b - 1) {
+            const uint32_t d = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(b));
+            st = bp_world_cells_place(w, d);
+            if (st == BP_OK) world_set_dirty(w, d, false);
+        }
+    }
+    if (st != BP_OK) {
+        bp_world_cells_invalidate(w);  // a cache: rebuilt at its next use
+        return st;
+    }
+    w->cells_lag = false;
+    return BP_OK;
+}
+
 // Brings the cells up to date: built when stale, else every touched proxy placed anew.
 static bp_status world_sync(bp_world *w) {
     if (!w->cells.built) {
@@ -729,7 +796,9 @@ static bp_status world_sync(bp_world *w) {
         w->stale_queries = 0;
         return BP_OK;
     }
-    bp_status st = bp_world_cells_reserve(w, w->touched_count);
+    bp_status st = world_catch_up(w);
+    if (st != BP_OK) return st;
+    st = bp_world_cells_reserve(w, w->touched_count);
     for (size_t t = 0; t < w->touched_count && st == BP_OK; ++t) {
         const uint32_t d = world_slot_state(w, w->touched[t].slot);
         if (d >= WORLD_FREED || !world_is_dirty(w, d)) continue;
@@ -749,6 +818,9 @@ typedef struct world_probe {
     uint32_t slot;
     uint64_t checks;
     world_evbuf *out;                // where its events go
+    size_t near_hits;                // changed proxies decided from their near lists
+    const float *fat;                // non-NULL: the static entries meeting it are collected
+    size_t near_count;               // into w->near_scratch (more than the most: no list)
 #if defined(__SSE2__)
     __m128 rhi, rlo;                 // the visited region, for the prefilter (2D)
     __m128 rhi0, rlo0, rlo1;         // (3D)
@@ -756,10 +828,26 @@ typedef struct world_probe {
     float region[6];
 } world_probe;
 
+// An untouched static entry meeting the fat box joins the near list being made (the static
+// proxies' entries are up to date whenever lists are made: no static proxy is touched then).
+static void world_probe_collect(world_probe *p, const float *e) {
+    bp_world *w = p->w;
+    const int dim = w->dim;
+    const uint32_t x = world_entry_word(e, dim, 0);
+    const uint32_t g = world_entry_word(e, dim, 1);
+    if (world_touched(w, x) || w->groups[g].kind != BP_PROXY_STATIC || !world_overlap(p->fat, e, dim)) return;
+    if (p->near_count++ >= bp_world_near_max()) return;
+    float *o = w->near_scratch + (p->near_count - 1) * (size_t)w->cells.stride;
+    world_copy_box(o, e, dim);
+    world_entry_set_word(o, dim, 0, w->meta[x].slot);
+    world_entry_set_word(o, dim, 1, g);
+}
+
 // An entry that meets the visited region: decided exactly against the old and new box.
 static bp_status world_probe_entry(world_probe *p, const float *e) {
     bp_world *w = p->w;
     const int dim = w->dim;
+    if (p->fat && p->pass != 1) world_probe_collect(p, e);
     const bool was = p->old_box && world_overlap(p->old_box, e, dim);
     const bool is = p->new_box && world_overlap(p->new_box, e, dim);
     if (!was && !is) return BP_OK;
@@ -830,11 +918,15 @@ static bp_status world_probe_visit(bp_world *w, world_probe *p, const float *reg
     return bp_world_cells_visit(w, region, region + dim, world_probe_cell, p);
 }
 
-static void world_union(const float *a, const float *b, int dim, float *out) {
-    for (int k = 0; k < dim; ++k) {
+static inline void world_union_dim(const float *a, const float *b, float *out, const int DIM) {
+    for (int k = 0; k < DIM; ++k) {
         out[k] = a[k] < b[k] ? a[k] : b[k];
-        out[dim + k] = a[dim + k] > b[dim + k] ? a[dim + k] : b[dim + k];
+        out[DIM + k] = a[DIM + k] > b[DIM + k] ? a[DIM + k] : b[DIM + k];
     }
+}
+static inline void world_union(const float *a, const float *b, int dim, float *out) {
+    if (dim == 2) world_union_dim(a, b, out, 2);
+    else world_union_dim(a, b, out, 3);
 }
 
 // The events between touched proxies and the rest, then among the touched ones.
@@ -849,14 +941,12 @@ static inline bool world_regions(const bp_world *w, const world_touch *r, uint32
     return true;
 }
 
-// One changed proxy's probe (its placement is done): the events with the unchanged proxies.
-static bp_status world_probe_one(bp_world *w, world_probe *p, const world_touch *r) {
-    const uint32_t d = world_slot_state(w, r->slot);
-    p->slot = r->slot;
-    p->old_g = r->old_group != WORLD_NONE ? &w->groups[r->old_group] : NULL;
-    p->new_g = d < WORLD_FREED ? &w->groups[w->meta[d].group] : NULL;
-    float u[6] = {0};
-    if (world_regions(w, r, d, &p->old_box, &p->new_box, u)) {
+// The probe of a changed proxy whose old and new box are set in p: the cells around the old box
+// and around `region` (the new box, or a box holding it), as one region when they meet.
+static bp_status world_probe_regions(bp_world *w, world_probe *p, const float *region) {
+    if (p->old_box && region && world_overlap(p->old_box, region, w->dim)) {
+        float u[6] = {0};
+        world_union(p->old_box, region, w->dim, u);
         p->pass = 0;
         return world_probe_visit(w, p, u);
     }
@@ -866,8 +956,32 @@ static bp_status world_probe_one(bp_world *w, world_probe *p, const world_touch 
     p->pass = 1;
     if (p->old_box) st = world_probe_visit(w, p, p->old_box);
     p->pass = 2;
-    if (st == BP_OK && p->new_box) st = world_probe_visit(w, p, p->new_box);
+    if (st == BP_OK && region) st = world_probe_visit(w, p, region);
     return st;
+}
+
+static inline void world_probe_init(world_probe *p, bp_world *w, world_evbuf *out) {
+    p->w = w;
+    p->checks = 0;
+    p->out = out;
+    p->fat = NULL;
+    p->near_count = 0;
+    p->near_hits = 0;
+}
+
+// Sets the probe for touched record r: its slot, old and new box and group.
+static inline void world_probe_set(bp_world *w, world_probe *p, const world_touch *r, uint32_t d) {
+    p->slot = r->slot;
+    p->old_g = r->old_group != WORLD_NONE ? &w->groups[r->old_group] : NULL;
+    p->new_g = d < WORLD_FREED ? &w->groups[w->meta[d].group] : NULL;
+    p->old_box = r->old_group != WORLD_NONE ? r->old_box : NULL;
+    p->new_box = d < WORLD_FREED ? world_box(w, d) : NULL;
+}
+
+// One changed proxy's probe (its placement is done): the events with the unchanged proxies.
+static bp_status world_probe_one(bp_world *w, world_probe *p, const world_touch *r) {
+    world_probe_set(w, p, r, world_slot_state(w, r->slot));
+    return world_probe_regions(w, p, p->new_box);
 }
 
 // Puts a changed proxy's entry where its box now belongs.
@@ -923,9 +1037,7 @@ static void world_probe_task(void *user, uint32_t task, uint32_t worker) {
     world_probe_job *j = user;
     bp_world *w = j->w;
     world_probe p;
-    p.w = w;
-    p.checks = 0;
-    p.out = &w->wev[worker];
+    world_probe_init(&p, w, &w->wev[worker]);
     const size_t nt = w->touched_count;
     const size_t begin = (size_t)((uint64_t)nt * task / j->tasks), end = (size_t)((uint64_t)nt * (task + 1u) / j->tasks);
     const bp_status st = world_probe_range(w, &p, begin, end, j->ahead);
@@ -948,9 +1060,7 @@ static bp_status world_probe_all(bp_world *w, uint64_t *checks, bool ahead) {
     if (tasks > 4 * workers) tasks = 4 * workers;
     if (workers < 2 || tasks < 2 || !w->wev) {
         world_probe p;
-        p.w = w;
-        p.checks = 0;
-        p.out = &w->ev;
+        world_probe_init(&p, w, &w->ev);
         bp_status st = world_probe_range(w, &p, 0, nt, ahead);
         *checks += p.checks;
         return st;
@@ -980,18 +1090,16 @@ static bp_status world_probe_all(bp_world *w, uint64_t *checks, bool ahead) {
     return BP_OK;
 }
 
-static bp_status world_patch(bp_world *w, uint64_t *checks) {
-    const int dim = w->dim;
-    const size_t stride = (size_t)(2 * dim);
+// The events of the changed proxies with the unchanged ones, from the cells: each changed proxy
+// placed anew, then probed.
+static bp_status world_patch_cells(bp_world *w, uint64_t *checks) {
     const size_t nt = w->touched_count;
     const bool ahead = w->n >= WORLD_PREFETCH_MIN;
     const bool parallel = bp_pool_workers(bp_par_pool(w->heap)) > 1 && nt >= 2 * WORLD_PROBE_GRAIN;
     if (!ahead && !parallel) {
         // The cells fit the cache: each proxy placed, then probed while its cell is at hand.
         world_probe p;
-        p.w = w;
-        p.checks = 0;
-        p.out = &w->ev;
+        world_probe_init(&p, w, &w->ev);
         for (size_t t = 0; t < nt; ++t) {
             bp_status st = world_place_one(w, &w->touched[t]);
             if (st == BP_OK) st = world_probe_one(w, &p, &w->touched[t]);
@@ -1021,9 +1129,137 @@ static bp_status world_patch(bp_world *w, uint64_t *checks) {
         bp_status st = world_probe_all(w, checks, ahead);
         if (st != BP_OK) return st;
     }
+    return BP_OK;
+}
 
-    // Among the touched proxies: one stateless call on the union of each one's old and new box
-    // lists every pair that may have changed.
+// A changed proxy's events with the static proxies of its near list n (which answers for it):
+// the proxy in dense index d (WORLD_FREED and up: removed) of touched record r, its boxes ob and
+// nb (NULL when absent). The filter groups are looked up only for entries that meet a box.
+static inline bp_status world_near_events(bp_world *w, world_probe *p, const world_near *n, const world_touch *r,
+                                          uint32_t d, const float *ob, const float *nb, const int DIM) {
+    const size_t stride = (size_t)(2 * DIM + 2);
+    const float *e = w->near_blocks.pool + (size_t)n->off * stride;
+    // Most entries meet neither box (the fat box is larger): one test against their union first.
+    float u[6];
+    if (ob && nb) world_union_dim(ob, nb, u, DIM);
+    else world_copy_box(u, ob ? ob : nb, DIM);
+    const world_group *og = NULL, *ng = NULL;
+    for (uint32_t k = 0; k < n->count; ++k, e += stride) {
+        if (!world_overlap(u, e, DIM)) continue;
+        const bool was = ob && world_overlap(ob, e, DIM);
+        const bool is = nb && world_overlap(nb, e, DIM);
+        if (!was && !is) continue;
+        if (!og && !ng) {
+            og = ob ? &w->groups[r->old_group] : NULL;
+            ng = nb ? &w->groups[w->meta[d].group] : NULL;
+        }
+        const world_group *g = &w->groups[world_entry_word(e, DIM, 1)];
+        const bool before = was && world_groups_pair(og, g);
+        const bool now = is && world_groups_pair(ng, g);
+        if (before == now) continue;
+        bp_status st = world_buf_push(w, p->out, now, world_key(r->slot, world_entry_word(e, DIM, 0)));
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+// One changed proxy against the static proxies: from its near list when the list answers for
+// its old and new box, else from the cells, making its list on the way.
+static inline bp_status world_near_one(bp_world *w, world_probe *p, const world_touch *r, const int DIM) {
+    const uint32_t d = world_slot_state(w, r->slot);
+    const float *ob = r->old_group != WORLD_NONE ? r->old_box : NULL;
+    const float *nb = d < WORLD_FREED ? w->boxes + (size_t)d * (size_t)(2 * DIM) : NULL;
+    const world_near *n = world_near_valid_dim(w, r->slot, ob, nb, DIM);
+    if (BP_LIKELY(n != NULL)) {
+        p->checks += n->count;
+        p->near_hits++;
+        return n->count ? world_near_events(w, p, n, r, d, ob, nb, DIM) : BP_OK;
+    }
+    world_probe_set(w, p, r, d);
+    if (!p->new_box) return world_probe_regions(w, p, NULL);  // removed: its old box alone
+    float fat[6] = {0};
+    bp_world_near_fat(w, r->slot, p->old_box, p->new_box, fat);
+    p->fat = fat;
+    p->near_count = 0;
+    bp_status st = world_probe_regions(w, p, fat);
+    p->fat = NULL;
+    if (st == BP_OK) bp_world_near_store(w, r->slot, p->new_box, fat, w->near_scratch, p->near_count);
+    return st;
+}
+
+// The near pass's fetching ahead for touched record t (see world_patch_near).
+static void world_near_prefetch(const bp_world *w, size_t t, size_t nt, size_t far, size_t mid, size_t near,
+                                size_t next) {
+    if (t + far < nt) {
+        const uint32_t slot = w->touched[t + far].slot;
+        __builtin_prefetch(&w->slot_word[slot]);
+        __builtin_prefetch(&w->slot_near[slot]);
+    }
+    if (t + mid < nt) {
+        const uint32_t slot = w->touched[t + mid].slot;
+        const uint32_t a = world_slot_state(w, slot), q = w->slot_near[slot];
+        if (a < WORLD_FREED) {
+            __builtin_prefetch(w->boxes + (size_t)a * (size_t)(2 * w->dim));
+            __builtin_prefetch(&w->meta[a]);
+        }
+        if (q != WORLD_NONE) __builtin_prefetch(&w->nears[q]);
+    }
+    for (int stage = 0; stage < 2; ++stage) {
+        const size_t u = t + (stage ? next : near);
+        if (u >= nt) continue;
+        const world_touch *r = &w->touched[u];
+        const uint32_t a = world_slot_state(w, r->slot);
+        const float *ob = r->old_group != WORLD_NONE ? r->old_box : NULL;
+        const float *nb = a < WORLD_FREED ? w->boxes + (size_t)a * (size_t)(2 * w->dim) : NULL;
+        const world_near *n = world_near_valid(w, r->slot, ob, nb);
+        if (n) {
+            if (!stage && n->count) __builtin_prefetch(w->near_blocks.pool + (size_t)n->off * (size_t)w->cells.stride);
+            continue;
+        }
+        float fat[6] = {0};
+        if (nb) {
+            bp_world_near_fat(w, r->slot, ob, nb, fat);
+            nb = fat;
+        }
+        if (ob && nb && world_overlap(ob, nb, w->dim)) {
+            float v[6] = {0};
+            world_union(ob, nb, w->dim, v);
+            bp_world_cells_prefetch(w, v, v + w->dim, stage);
+        } else {
+            if (ob) bp_world_cells_prefetch(w, ob, ob + w->dim, stage);
+            if (nb) bp_world_cells_prefetch(w, nb, nb + w->dim, stage);
+        }
+    }
+}
+
+// The near pass (docs/world.md): taken when every moving proxy changed and no static one did, so
+// that the unchanged proxies are all static and each changed proxy's near list names those it
+// can meet. The changed proxies' entries are left behind (nothing reads them until a catch-up).
+static bp_status world_patch_near(bp_world *w, uint64_t *checks) {
+    const size_t nt = w->touched_count;
+    w->cells_lag |= w->cells.built && nt;  // (dirty bits say which: the removed left the cells)
+    if (w->moving == w->n) return BP_OK;   // no static proxy: no unchanged one to meet
+    world_probe p;
+    world_probe_init(&p, w, &w->ev);
+    const bool ahead = w->n >= WORLD_PREFETCH_MIN;
+    // Large worlds fetch ahead: a changed proxy's slot lines, then its box, bookkeeping and list
+    // record, then its list's entries or, when the list must be made again, the cells around it.
+    enum { FAR = 32, MID = 16, NEAR = 8, NEXT = 4 };
+    for (size_t t = 0; t < nt; ++t) {
+        if (ahead) world_near_prefetch(w, t, nt, FAR, MID, NEAR, NEXT);
+        bp_status st = w->dim == 2 ? world_near_one(w, &p, &w->touched[t], 2) : world_near_one(w, &p, &w->touched[t], 3);
+        if (st != BP_OK) return st;
+    }
+    *checks += p.checks;
+    w->stats.near_hits = p.near_hits;
+    return BP_OK;
+}
+
+// Among the touched proxies: one stateless call on the union of each one's old and new box lists
+// every pair that may have changed.
+static bp_status world_patch_touched(bp_world *w, uint64_t *checks) {
+    const int dim = w->dim;
+    const size_t stride = (size_t)(2 * dim);
     const size_t k = w->touched_count;
     BP_RESERVE_DISCARD(w->heap, w->scratch_boxes, w->scratch_cap, k * stride);
     BP_RESERVE_DISCARD(w->heap, w->scratch_index, w->scratch_index_cap, k);
@@ -1122,6 +1358,7 @@ static void world_fill_events(bp_world *w, bp_world_events *events) {
 static void world_settle(bp_world *w) {
     world_clear_touched(w);
     for (size_t k = 0; k < w->freed_count; ++k) {
+        bp_world_near_drop(w, w->freed[k]);
         world_set_slot_state(w, w->freed[k], WORLD_NONE);
         w->free_slots[w->free_count++] = w->freed[k];
     }
@@ -1136,14 +1373,52 @@ static bp_status world_reserve_commit(bp_world *w, size_t ne, size_t nb) {
     return BP_OK;
 }
 
+// After the cells are built from scratch in an update (a level loading): every moving proxy's
+// near list is made then too, so that the frames after it take the near
+// pass at once rather than making every list in the first of them. A failure changes nothing
+// (the lists not made are made when needed).
+static void world_near_build_all(bp_world *w) {
+    if (!w->cells.built || w->moving == 0 || w->moving == w->n || bp_world_near_reserve(w) != BP_OK) return;
+    world_probe p;
+    world_probe_init(&p, w, &w->ev);
+    p.old_box = p.new_box = NULL;  // no events: the entries are only collected
+    p.old_g = p.new_g = NULL;
+    for (uint32_t d = 0; d < w->n; ++d) {
+        if (world_is_static(w, d)) continue;
+        float fat[6] = {0};
+        bp_world_near_fat(w, w->meta[d].slot, NULL, world_box(w, d), fat);
+        p.fat = fat;
+        p.near_count = 0;
+        p.pass = 0;
+        if (world_probe_visit(w, &p, fat) != BP_OK) return;
+        bp_world_near_store(w, w->meta[d].slot, world_box(w, d), fat, w->near_scratch, p.near_count);
+    }
+    // Room for the lists to double as they are made again in the frames to come (a wave of
+    // them in one frame would otherwise grow the pool in that frame).
+    (void)bp_world_blocks_reserve(w, &w->near_blocks, 2 * w->near_blocks.used);
+}
+
 static bp_status world_update_patch(bp_world *w, bp_world_events *events) {
     uint64_t checks = 0;
     w->ev.count[0] = w->ev.count[1] = 0;
+    w->stats.near_hits = 0;
     // Stale cells are built (every proxy placed); else each touched proxy is placed just before
     // its probe, while its neighbourhood is in cache (the order does not matter: probes skip the
-    // touched proxies' entries, and the untouched ones do not change).
-    bp_status st = w->cells.built ? bp_world_cells_reserve(w, w->touched_count) : world_sync(w);
-    if (st == BP_OK) st = world_patch(w, &checks);
+    // touched proxies' entries, and the untouched ones do not change). When every moving proxy
+    // changed and no static one did, the near pass decides them from their near lists instead.
+    const bool fresh = !w->cells.built;
+    bp_status st = fresh ? world_sync(w) : BP_OK;
+    if (st != BP_OK) return st;
+    bool near = !w->static_touched && w->touched_moving == w->moving;
+    if (near) near = bp_world_near_reserve(w) == BP_OK;
+    if (near) {
+        st = world_patch_near(w, &checks);
+    } else {
+        st = world_catch_up(w);
+        if (st == BP_OK) st = bp_world_cells_reserve(w, w->touched_count);
+        if (st == BP_OK) st = world_patch_cells(w, &checks);
+    }
+    if (st == BP_OK) st = world_patch_touched(w, &checks);
     if (st != BP_OK) return st;
     size_t most = w->ev.count[0] > w->ev.count[1] ? w->ev.count[0] : w->ev.count[1];
     BP_RESERVE_DISCARD(w->heap, w->ev_tmp, w->ev_tmp_cap, most);
@@ -1161,6 +1436,7 @@ static bp_status world_update_patch(bp_world *w, bp_world_events *events) {
     world_settle(w);
     // Fold a log grown past half the set (amortized); failing to is harmless (it stays a log).
     if (bp_world_pairs_fold_due(w)) (void)bp_world_pairs_fold(w);
+    if (fresh) world_near_build_all(w);  // the cells were built from scratch: the lists too
     return BP_OK;
 }
 
@@ -1181,14 +1457,18 @@ static bp_status world_update_rebuild(bp_world *w, bp_world_events *events) {
     w->stats.changed = w->n + w->freed_count;
     w->stats.checks = checks;
     w->stats.rebuilt = true;
+    w->stats.near_hits = 0;
     w->overflow = false;
+    world_near_forget(w);  // the static proxies may have changed unrecorded
     world_forget_touched(w);  // none recorded (the world stopped recording); the cells go stale
     world_settle(w);
     w->stale_queries = 0;
     // A rebuild forced by adding many proxies (a level loading, the first frame) rather than by
     // moving them is usually followed by frames where few move: build the cells now, in this
     // frame, rather than in the next one. A failure here changes nothing (they stay stale).
-    if (w->def.mode == BP_WORLD_MODE_AUTO && w->moved_since <= world_patch_limit(w)) (void)bp_world_cells_build(w);
+    if (w->def.mode == BP_WORLD_MODE_AUTO && w->moved_since <= world_patch_limit(w) &&
+        bp_world_cells_build(w) == BP_OK)
+        world_near_build_all(w);
     w->moved_since = 0;
     return BP_OK;
 }
@@ -1204,6 +1484,7 @@ bp_status bp_world_update(bp_world *w, bp_world_events *events) {
         w->stats.changed = 0;
         w->stats.checks = 0;
         w->stats.rebuilt = false;
+        w->stats.near_hits = 0;
         w->ev.count[0] = w->ev.count[1] = 0;
         st = BP_OK;
     } else {
@@ -1420,7 +1701,7 @@ bp_status bp_world_validate(bp_world *w) {
     for (size_t d = 0; d < w->n; ++d) {
         marked += world_touched(w, d);
         WORLD_CHECK(world_check_box(world_box(w, d), w->dim) == BP_OK);
-        if (world_is_dirty(w, d)) WORLD_CHECK(world_touched(w, d) && w->cells.built);
+        if (world_is_dirty(w, d)) WORLD_CHECK((world_touched(w, d) || w->cells_lag) && w->cells.built);
     }
     WORLD_CHECK(marked == touched_live);
     bp_status st = bp_world_cells_validate(w);

@@ -53,6 +53,15 @@ typedef struct world_evbuf {
     size_t count[2], cap[2];
 } world_evbuf;
 
+/// Blocks of 2, 4, 8 ... entries (each `stride` floats, world_cells.stride) in one pool, each
+/// class with a list of its free blocks (a free block's first word links the next): the runs of
+/// the cells and the near lists live in these, reused without allocating once warm.
+typedef struct world_blocks {
+    float *pool;
+    size_t cap, used;  // in entries
+    uint32_t free_block[WORLD_BLOCK_CLASSES];
+} world_blocks;
+
 /// One persistent cell (empty cells are deleted): a run of entries in a block of the entry pool.
 /// Entries are {min[dim], max[dim], dense index, group} as floats (the two words bit-cast).
 typedef struct world_cell {
@@ -72,9 +81,7 @@ typedef struct world_cells {
     int dim, stride;       // stride: floats per entry (2 * dim + 2)
     world_cell *table;     // open addressing, linear probing, power-of-two capacity
     size_t table_cap, cells;
-    float *pool;           // entries, `stride` floats each, in blocks of 2 << class entries
-    size_t pool_cap, pool_used;  // in entries
-    uint32_t free_block[WORLD_BLOCK_CLASSES];  // per class, a list of free blocks (offsets)
+    world_blocks blocks;   // the cells' runs of entries
     uint32_t level_proxies[WORLD_LEVELS];
     uint32_t level_cells[WORLD_LEVELS];
     double level_ext[WORLD_LEVELS][3];  // largest extent per axis at each level (an upper bound)
@@ -83,6 +90,19 @@ typedef struct world_cells {
     int level_count;
     uint64_t checks;       // entries tested by queries (stats)
 } world_cells;
+
+/// A moving proxy's near list (world_near.c): the static proxies whose boxes met `fat` when it
+/// was made, as entries {box, slot, group} in a block of the world's near_blocks. It answers for
+/// the static world while `epoch` is the world's near epoch and the proxy's box is inside `fat`.
+#define WORLD_NEAR_NOBLOCK 0xFFFFu
+typedef struct world_near {
+    float fat[6];
+    uint32_t epoch;  // the world's near_epoch when made; 0: none (never the epoch)
+    uint32_t off;    // its block (when cls != WORLD_NEAR_NOBLOCK); a free record: the next free one
+    uint16_t count;
+    uint16_t cls;    // its block's class
+    float scale;     // of the margin of the slot's next fat box (world_near.c)
+} world_near;
 
 /// The pair set as of the last update: a sorted array of keys (slot_a << 32 | slot_b, a < b)
 /// and a log of the changes since it was last rewritten, folded in when the log grows past a
@@ -140,10 +160,26 @@ struct bp_world {
     world_touch *touched;
     size_t touched_count, touched_cap;
     bool overflow;           // too many changes to record: the next update rebuilds
+    bool static_touched;     // a static proxy is among them (or was added, or made static)
+    size_t touched_moving;   // touched proxies alive and moving now
     size_t moved_since;      // moves (not adds) since the last update
 
     world_cells cells;
+    bool cells_lag;          // some untouched proxy's entry is behind (dirty): caught up before
+                             // the cells are read for anything but the static proxies
+    size_t moving;           // live proxies of kind moving
     world_pairset pairs;
+
+    // Near lists of moving proxies (world_near.c).
+    uint32_t *slot_near;     // per slot: its record, or WORLD_NONE
+    size_t slot_near_cap;
+    world_near *nears;
+    size_t near_count, near_cap;  // records handed out (some free), capacity
+    uint32_t near_free;      // free records, linked through `off`
+    uint32_t near_epoch;     // moves on whenever a static proxy changes (never 0)
+    world_blocks near_blocks;
+    float *near_scratch;     // a list being collected (bp_world_near_max() entries)
+    size_t near_scratch_cap;
 
     // Scratch of an update, kept between frames.
     world_evbuf ev;          // the update's event keys
@@ -249,9 +285,47 @@ typedef bp_status (*world_visit_fn)(void *user, const float *entries, uint32_t c
 bp_status bp_world_cells_visit(bp_world *w, const float *lo, const float *hi, world_visit_fn fn, void *user);
 void bp_world_cells_draw(const bp_world *w, const bp_debug_draw *draw);
 bp_status bp_world_cells_validate(const bp_world *w);
-size_t bp_world_cells_bytes(const world_cells *c);
 /// Whether the cells are built and every touched proxy's entry is up to date.
 bool bp_world_cells_synced(const bp_world *w);
+
+// world_cells.c: the block pool
+void bp_world_blocks_init(world_blocks *b);
+void bp_world_blocks_free(bp_world *w, world_blocks *b);
+bp_status bp_world_block_get(bp_world *w, world_blocks *b, unsigned cls, uint32_t *off);
+void bp_world_block_put(const bp_world *w, world_blocks *b, uint32_t off, unsigned cls);
+bp_status bp_world_blocks_reserve(bp_world *w, world_blocks *b, size_t cap);
+
+// world_near.c
+void bp_world_near_init(bp_world *w);
+void bp_world_near_free(bp_world *w);
+/// Room for every slot's index and for collecting a list (the records grow as lists are made).
+bp_status bp_world_near_reserve(bp_world *w);
+void bp_world_near_drop(bp_world *w, uint32_t slot);
+/// The fat box for slot's next list, its proxy's box gone from old_box (NULL: new) to box.
+void bp_world_near_fat(const bp_world *w, uint32_t slot, const float *old_box, const float *box, float *fat);
+/// Makes slot's list from `count` collected entries (or none, when too long or out of memory).
+void bp_world_near_store(bp_world *w, uint32_t slot, const float *box, const float *fat, float *entries,
+                         size_t count);
+/// The most entries a list holds.
+size_t bp_world_near_max(void);
+/// The slot's list when it answers for a proxy going from old_box to box (either NULL when
+/// absent), else NULL. DIM a constant where the caller can make it one (the loops unroll).
+static inline const world_near *world_near_valid_dim(const bp_world *w, uint32_t slot, const float *old_box,
+                                                     const float *box, const int DIM) {
+    const uint32_t r = w->slot_near[slot];
+    if (r == WORLD_NONE) return NULL;
+    const world_near *n = &w->nears[r];
+    bool in = n->epoch == w->near_epoch;
+    for (int a = 0; a < DIM; ++a) {
+        if (old_box) in &= (old_box[a] >= n->fat[a]) & (old_box[DIM + a] <= n->fat[DIM + a]);
+        if (box) in &= (box[a] >= n->fat[a]) & (box[DIM + a] <= n->fat[DIM + a]);
+    }
+    return in ? n : NULL;
+}
+static inline const world_near *world_near_valid(const bp_world *w, uint32_t slot, const float *old_box,
+                                                 const float *box) {
+    return w->dim == 2 ? world_near_valid_dim(w, slot, old_box, box, 2) : world_near_valid_dim(w, slot, old_box, box, 3);
+}
 
 // world_pairs.c
 void bp_world_pairs_free(bp_world *w);

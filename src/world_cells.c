@@ -27,17 +27,13 @@ void bp_world_cells_init(world_cells *c, int dim) {
     memset(c, 0, sizeof *c);
     c->dim = dim;
     c->stride = 2 * dim + 2;
-    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) c->free_block[k] = WORLD_NONE;
-}
-
-size_t bp_world_cells_bytes(const world_cells *c) {
-    return c->table_cap * sizeof *c->table + c->pool_cap * (size_t)c->stride * sizeof(float);
+    bp_world_blocks_init(&c->blocks);
 }
 
 void bp_world_cells_free(bp_world *w) {
     world_cells *c = &w->cells;
     bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);
-    bp_free(w->heap, c->pool, c->pool_cap * (size_t)c->stride * sizeof(float));
+    bp_world_blocks_free(w, &c->blocks);
     const int dim = c->dim;
     bp_world_cells_init(c, dim);
 }
@@ -47,8 +43,8 @@ static void cells_reset(world_cells *c) {
     c->built = false;
     if (c->table) memset(c->table, 0, c->table_cap * sizeof *c->table);
     c->cells = 0;
-    c->pool_used = 0;
-    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) c->free_block[k] = WORLD_NONE;
+    c->blocks.used = 0;
+    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) c->blocks.free_block[k] = WORLD_NONE;  // (the pool kept)
     memset(c->level_proxies, 0, sizeof c->level_proxies);
     memset(c->level_cells, 0, sizeof c->level_cells);
     memset(c->level_ext, 0, sizeof c->level_ext);
@@ -59,6 +55,7 @@ static void cells_reset(world_cells *c) {
 // again costs nothing (a world that rebuilds every frame does not walk its proxies for it).
 void bp_world_cells_invalidate(bp_world *w) {
     world_cells *c = &w->cells;
+    w->cells_lag = false;
     if (!c->built) return;
     cells_reset(c);
     for (size_t d = 0; d < w->n; ++d) {
@@ -163,7 +160,7 @@ static size_t cells_get(world_cells *c, unsigned level, const int32_t *k) {
 }
 
 static inline float *cells_entry(const world_cells *c, const world_cell *e, uint32_t s) {
-    return c->pool + ((size_t)e->off + s) * (size_t)c->stride;
+    return c->blocks.pool + ((size_t)e->off + s) * (size_t)c->stride;
 }
 
 static void cells_level_add(world_cells *c, unsigned level) {
@@ -196,37 +193,55 @@ static inline void cells_note_extent(world_cells *c, unsigned level, const float
 
 static inline unsigned cells_class(uint32_t cap) { return (unsigned)__builtin_ctz(cap) - 1u; }
 
-// A block of 2 << cls entries: a free one of the class, else from the pool's end (growing it).
-static bp_status cells_block(bp_world *w, unsigned cls, uint32_t *off) {
-    world_cells *c = &w->cells;
-    const size_t stride = (size_t)c->stride;
-    if (c->free_block[cls] != WORLD_NONE) {
-        *off = c->free_block[cls];
-        c->free_block[cls] = world_entry_word(c->pool + (size_t)*off * stride, c->dim, 0);
+// A block of 2 << cls entries of `stride` floats: a free one of the class, else from the pool's
+// end (growing it). Shared by the cells' runs and the near lists (world_near.c).
+bp_status bp_world_block_get(bp_world *w, world_blocks *b, unsigned cls, uint32_t *off) {
+    const size_t stride = (size_t)w->cells.stride;
+    if (b->free_block[cls] != WORLD_NONE) {
+        *off = b->free_block[cls];
+        b->free_block[cls] = world_entry_word(b->pool + (size_t)*off * stride, w->dim, 0);
         return BP_OK;
     }
     const size_t size = (size_t)2 << cls;
-    if (c->pool_cap - c->pool_used < size) {
-        size_t cap = c->pool_cap * 2;
-        if (cap < c->pool_used + size) cap = c->pool_used + size;
-        if (cap < 256) cap = 256;
-        if (cap > UINT32_MAX || cap > SIZE_MAX / (stride * sizeof(float))) return BP_ERR_NOMEM;
-        float *p = bp_alloc(w->heap, cap * stride * sizeof(float));
-        if (!p) return BP_ERR_NOMEM;
-        if (c->pool_used) memcpy(p, c->pool, c->pool_used * stride * sizeof(float));
-        bp_free(w->heap, c->pool, c->pool_cap * stride * sizeof(float));
-        c->pool = p;
-        c->pool_cap = cap;
+    if (b->cap - b->used < size) {
+        bp_status st = bp_world_blocks_reserve(w, b, b->cap * 2 > b->used + size ? b->cap * 2 : b->used + size);
+        if (st != BP_OK) return st;
     }
-    *off = (uint32_t)c->pool_used;
-    c->pool_used += size;
+    *off = (uint32_t)b->used;
+    b->used += size;
     return BP_OK;
 }
 
-static void cells_unblock(world_cells *c, uint32_t off, uint32_t cap) {
-    const unsigned cls = cells_class(cap);
-    world_entry_set_word(c->pool + (size_t)off * (size_t)c->stride, c->dim, 0, c->free_block[cls]);
-    c->free_block[cls] = off;
+// A pool of at least `cap` entries (and 256), the blocks kept; the new room is written once, so
+// that its pages are the system's before a frame needs them.
+bp_status bp_world_blocks_reserve(bp_world *w, world_blocks *b, size_t cap) {
+    const size_t stride = (size_t)w->cells.stride;
+    if (cap < 256) cap = 256;
+    if (cap <= b->cap) return BP_OK;
+    if (cap > UINT32_MAX || cap > SIZE_MAX / (stride * sizeof(float))) return BP_ERR_NOMEM;
+    float *p = bp_alloc(w->heap, cap * stride * sizeof(float));
+    if (!p) return BP_ERR_NOMEM;
+    if (b->used) memcpy(p, b->pool, b->used * stride * sizeof(float));
+    memset(p + b->used * stride, 0, (cap - b->used) * stride * sizeof(float));
+    bp_free(w->heap, b->pool, b->cap * stride * sizeof(float));
+    b->pool = p;
+    b->cap = cap;
+    return BP_OK;
+}
+
+void bp_world_block_put(const bp_world *w, world_blocks *b, uint32_t off, unsigned cls) {
+    world_entry_set_word(b->pool + (size_t)off * (size_t)w->cells.stride, w->dim, 0, b->free_block[cls]);
+    b->free_block[cls] = off;
+}
+
+void bp_world_blocks_init(world_blocks *b) {
+    memset(b, 0, sizeof *b);
+    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) b->free_block[k] = WORLD_NONE;
+}
+
+void bp_world_blocks_free(bp_world *w, world_blocks *b) {
+    bp_free(w->heap, b->pool, b->cap * (size_t)w->cells.stride * sizeof(float));
+    bp_world_blocks_init(b);
 }
 
 // The smallest class that holds `count` entries with a quarter to spare.
@@ -288,7 +303,7 @@ static void cells_delete(bp_world *w, size_t i) {
     world_cells *c = &w->cells;
     world_cell *t = c->table;
     const size_t m = c->table_cap - 1;
-    cells_unblock(c, t[i].off, t[i].cap);
+    bp_world_block_put(w, &c->blocks, t[i].off, cells_class(t[i].cap));
     c->cells--;
     c->level_cells[t[i].level]--;
     for (size_t j = (i + 1) & m; t[j].used; j = (j + 1) & m) {
@@ -316,15 +331,15 @@ static bp_status cells_push(bp_world *w, size_t k, uint32_t d) {
         const unsigned cls = e->cap ? cells_class(e->cap) + 1 : 0;
         if (cls >= WORLD_BLOCK_CLASSES) return BP_ERR_NOMEM;
         uint32_t off;
-        bp_status st = cells_block(w, cls, &off);
+        bp_status st = bp_world_block_get(w, &c->blocks, cls, &off);
         if (st != BP_OK) {
             if (!e->count) cells_delete(w, k);  // never leave an empty cell behind
             return st;
         }
         const size_t stride = (size_t)c->stride;
         if (e->count) {
-            memcpy(c->pool + (size_t)off * stride, cells_entry(c, e, 0), (size_t)e->count * stride * sizeof(float));
-            cells_unblock(c, e->off, e->cap);
+            memcpy(c->blocks.pool + (size_t)off * stride, cells_entry(c, e, 0), (size_t)e->count * stride * sizeof(float));
+            bp_world_block_put(w, &c->blocks, e->off, cells_class(e->cap));
         }
         e->off = off;
         e->cap = (uint32_t)2 << cls;
@@ -524,7 +539,7 @@ bp_status bp_world_cells_build(bp_world *w) {
     for (size_t i = 0; i < c->table_cap; ++i)
         if (c->table[i].used) need += (size_t)2 << cells_class_for(c->table[i].count);
     need += need / 8 + 256;
-    if (need > c->pool_cap) {
+    if (need > c->blocks.cap) {
         if (need > UINT32_MAX || need > SIZE_MAX / (stride * sizeof(float))) {
             cells_reset(c);
             return BP_ERR_NOMEM;
@@ -534,9 +549,9 @@ bp_status bp_world_cells_build(bp_world *w) {
             cells_reset(c);
             return BP_ERR_NOMEM;
         }
-        bp_free(w->heap, c->pool, c->pool_cap * stride * sizeof(float));
-        c->pool = p;
-        c->pool_cap = need;
+        bp_free(w->heap, c->blocks.pool, c->blocks.cap * stride * sizeof(float));
+        c->blocks.pool = p;
+        c->blocks.cap = need;
     }
     size_t used = 0;
     for (size_t i = 0; i < c->table_cap; ++i) {
@@ -547,7 +562,7 @@ bp_status bp_world_cells_build(bp_world *w) {
         used += e->cap;
         e->count = 0;
     }
-    c->pool_used = used;
+    c->blocks.used = used;
     // Pass 2: the entries.
     for (size_t d = 0; d < n; ++d) {
         const float *box = w->boxes + d * (size_t)(2 * c->dim);
@@ -693,7 +708,7 @@ bp_status bp_world_cells_validate(const bp_world *w) {
         if (!e->used) continue;
         ++cells;
         if (!e->count || e->count > e->cap || (e->cap & (e->cap - 1)) || e->cap < 2) return BP_ERR_INVALID_ARG;
-        if ((size_t)e->off + e->cap > c->pool_used) return BP_ERR_INVALID_ARG;
+        if ((size_t)e->off + e->cap > c->blocks.used) return BP_ERR_INVALID_ARG;
         if (cells_find(c, e->level, e->c) != i) return BP_ERR_INVALID_ARG;
         for (uint32_t s = 0; s < e->count; ++s) {
             const float *en = cells_entry(c, e, s);
@@ -718,9 +733,9 @@ bp_status bp_world_cells_validate(const bp_world *w) {
     // The free blocks: inside the pool, of their class.
     for (unsigned k = 0; k < WORLD_BLOCK_CLASSES; ++k) {
         size_t guard = 0;
-        for (uint32_t off = c->free_block[k]; off != WORLD_NONE;
-             off = world_entry_word(c->pool + (size_t)off * (size_t)c->stride, dim, 0)) {
-            if ((size_t)off + ((size_t)2 << k) > c->pool_used || ++guard > c->pool_used) return BP_ERR_INVALID_ARG;
+        for (uint32_t off = c->blocks.free_block[k]; off != WORLD_NONE;
+             off = world_entry_word(c->blocks.pool + (size_t)off * (size_t)c->stride, dim, 0)) {
+            if ((size_t)off + ((size_t)2 << k) > c->blocks.used || ++guard > c->blocks.used) return BP_ERR_INVALID_ARG;
         }
     }
     size_t placed = 0;

@@ -57,7 +57,7 @@ static void check_sort(bpt_rng *r, size_t n, unsigned bits, bool wide, bool with
 
 static void sweep_cases(bool wide, bool vals) {
     bpt_rng r = bpt_rng_make(wide * 2 + vals);
-    static const size_t ns[] = {0, 1, 2, 3, 17, 47, 48, 1000, 2049, 20000};  // 47, 48: either side of the insertion sort
+    static const size_t ns[] = {0, 1, 2, 3, 17, 47, 48, 1000, 2049, 4095, 4096, 20000};  // 47, 48: either side of the insertion sort; 4095, 4096: of the 64-bit sort's 8-bit digits
     static const unsigned bits32[] = {1, 5, 11, 12, 22, 23, 31, 32};
     static const unsigned bits64[] = {1, 11, 22, 33, 34, 44, 55, 63, 64};
     const unsigned *bits = wide ? bits64 : bits32;

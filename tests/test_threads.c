@@ -104,6 +104,30 @@ static void add_degenerate(inputs *s, int dim, uint64_t salt, size_t scale) {
     bpt_boxes_free(&b);
 }
 
+// Boxes whose spread shrinks and grows back from frame to frame (sizes unchanged): the grid's
+// table has fewer cells, then more again, so what a frame leaves beyond the next frame's cells
+// must be cleared (with workers, by the last band of the link).
+static void add_breathing(inputs *s, int dim, size_t n, uint64_t salt) {
+    static const double scale[] = {1.0, 0.6, 1.0, 0.8};
+    const size_t frames = sizeof scale / sizeof *scale, w = (size_t)(2 * dim);
+    input *in = add_input(s, "breathing", dim, n, frames);
+    bpt_rng r = bpt_rng_make(salt);
+    bpt_boxes b = {0};
+    bpt_random_boxes(&r, &b, dim, n, sqrt((double)n) * 6.0, 0.5, 2.0);
+    for (size_t f = 0; f < frames; ++f)
+        for (size_t k = 0; k < n; ++k) {
+            const float *src = bpt_box(&b, k);
+            float *dst = frame_of(in, f) + k * w;
+            for (int a = 0; a < dim; ++a) {
+                const double half = 0.5 * ((double)src[dim + a] - src[a]);
+                const double c = (0.5 * ((double)src[a] + src[dim + a])) * scale[f];
+                dst[a] = (float)(c - half);
+                dst[dim + a] = (float)(c + half);
+            }
+        }
+    bpt_boxes_free(&b);
+}
+
 // Sanitizer builds (BPT_QUICK) run smaller inputs: the same paths, a fraction of the time.
 #if defined(BPT_QUICK)
 #define Q(full, quick) (quick)
@@ -131,6 +155,7 @@ static void make_inputs(inputs *s, int dim, bool brute) {
     // Over 8,192 boxes: the load runs in several blocks.
     if (!brute) add_random(s, "blocks", dim, 9000, Q(2, 1), 0.5, 1.5, 12);
     add_degenerate(s, dim, 13, brute ? 2 : Q(1, 2));
+    add_breathing(s, dim, brute ? 600 : Q(3000, 1200), 14);
 #if defined(BPT_HAVE_SCENES)
     if (!brute) {
         add_scene(s, "uniform", dim, Q(4000, 1500));

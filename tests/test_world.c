@@ -500,6 +500,26 @@ static void rig_query(rig *g) {
     op_free(&o);
 }
 
+// Adds n random proxies in one batch, to the world and to the model; `kind(k)` gives proxy k's
+// kind (NULL: random_def's).
+static void rig_add_batch(rig *g, size_t n, bp_proxy_kind (*kind)(size_t k, size_t n)) {
+    const int dim = g->dim;
+    float *boxes = bpt_xrealloc(NULL, n * 6 * sizeof(float));
+    bp_proxy_def *defs = bpt_xrealloc(NULL, n * sizeof *defs);
+    bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
+    for (size_t k = 0; k < n; ++k) {
+        random_box(g, boxes + k * (size_t)(2 * dim));
+        defs[k] = random_def(g);
+        if (kind) defs[k].kind = kind(k, n);
+    }
+    CHECK_OK(dim == 2 ? bp_world_add_batch2(g->w, bpt_as2(boxes), defs, n, ids)
+                      : bp_world_add_batch3(g->w, bpt_as3(boxes), defs, n, ids));
+    for (size_t k = 0; k < n; ++k) model_add(&g->m, ids[k], boxes + k * (size_t)(2 * dim), &defs[k]);
+    free(boxes);
+    free(defs);
+    free(ids);
+}
+
 static int arg_dim(int argc, char **argv) { return argc > 0 ? bpt_dim_arg(argc, argv, 0) : 2; }
 
 static bp_world_mode arg_mode(int argc, char **argv) {
@@ -542,16 +562,7 @@ static void case_frames(int argc, char **argv) {
     rig_init(&g, dim, mode, 0.0f, 11);
     g.size_class = 1;
     g.world = dim == 2 ? 60.0 : 20.0;
-    const size_t n = 600;
-    float *boxes = bpt_xrealloc(NULL, n * 6 * sizeof(float));
-    bp_proxy_def *defs = bpt_xrealloc(NULL, n * sizeof *defs);
-    bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
-    for (size_t k = 0; k < n; ++k) {
-        random_box(&g, boxes + k * (size_t)(2 * dim));
-        defs[k] = random_def(&g);
-    }
-    CHECK_OK(dim == 2 ? bp_world_add_batch2(g.w, bpt_as2(boxes), defs, n, ids) : bp_world_add_batch3(g.w, bpt_as3(boxes), defs, n, ids));
-    for (size_t k = 0; k < n; ++k) model_add(&g.m, ids[k], boxes + k * (size_t)(2 * dim), &defs[k]);
+    rig_add_batch(&g, 600, NULL);
     rig_update(&g);
     for (int f = 0; f < 120; ++f) {
         bpt_note("frames: frame %d", f);
@@ -574,9 +585,6 @@ static void case_frames(int argc, char **argv) {
             CHECK_MSG(st.rebuilt == all, "frame %d: %zu moved, rebuilt %d", f, moved, (int)st.rebuilt);
         if (f % 7 == 0) rig_query(&g);
     }
-    free(boxes);
-    free(defs);
-    free(ids);
     rig_free(&g);
 }
 
@@ -649,6 +657,127 @@ static void case_static_scene(int argc, char **argv) {
     free(p);
     free(v);
     free(ids);
+}
+
+// Moves one model proxy (and the world's) to `b`.
+static void rig_move(rig *g, mproxy *p, const float *b) {
+    CHECK_OK(g->dim == 2 ? bp_world_move2(g->w, p->id, bpt_as2(b)) : bp_world_move3(g->w, p->id, bpt_as3(b)));
+    memcpy(p->box, b, (size_t)(2 * g->dim) * sizeof(float));
+}
+
+static bp_proxy_kind every_tenth_moving(size_t k, size_t n) {
+    (void)n;
+    return k % 10 == 0 ? BP_PROXY_MOVING : BP_PROXY_STATIC;
+}
+
+static bp_proxy_kind last_six_moving(size_t k, size_t n) { return k + 6 >= n ? BP_PROXY_MOVING : BP_PROXY_STATIC; }
+
+// The near pass (docs/world.md): many static proxies and a few moving ones, all of them moved
+// every frame, so that their events with the static ones come from their near lists; mixed in,
+// everything that must send them back to the cells or make the lists stale: a moving proxy left
+// resting for a frame (the cells' path, after the entries left behind catch up), queries (the
+// same), a static proxy moved, random operations (adds and removes of either kind, kinds and
+// filters changed both ways), teleports and long steps out of the fat boxes, and every size
+// class (huge boxes make lists too long to keep).
+static void case_near(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    const bp_world_mode mode = arg_mode(argc, argv);
+    static const float cells[4] = {0.0f, 0.0f, 5.0f, 0.0f};
+    for (int trial = 0; trial < 4; ++trial) {
+        rig g;
+        rig_init(&g, dim, mode, cells[trial], 200 + (uint64_t)trial);
+        g.size_class = trial == 0 ? 1 : trial;
+        g.world = dim == 2 ? 60.0 : 25.0;
+        rig_add_batch(&g, 800, every_tenth_moving);
+        rig_update(&g);
+        size_t hits = 0;
+        for (int f = 0; f < 200; ++f) {
+            bpt_note("near: trial %d frame %d", trial, f);
+            const int what = f % 11;
+            bool rest = what == 4;  // one moving proxy rests this frame
+            for (size_t k = 0; k < g.m.n; ++k) {
+                mproxy *p = &g.m.p[k];
+                if (!p->alive || p->kind != BP_PROXY_MOVING) continue;
+                if (rest) {
+                    rest = false;
+                    continue;
+                }
+                float b[6];
+                if (bpt_coin(&g.r, 0.9)) {  // a small step: the list holds
+                    for (int a = 0; a < dim; ++a) {
+                        const double m = bpt_uniform(&g.r, -0.25, 0.25);
+                        b[a] = (float)((double)p->box[a] + m);
+                        b[dim + a] = (float)((double)p->box[dim + a] + m);
+                        if (b[a] > b[dim + a]) b[a] = b[dim + a];
+                    }
+                } else {
+                    moved_box(&g, p->box, b);
+                }
+                rig_move(&g, p, b);
+            }
+            if (what == 7) {
+                mproxy *p = random_live(&g);
+                if (p && p->kind == BP_PROXY_STATIC) {
+                    float b[6];
+                    moved_box(&g, p->box, b);
+                    rig_move(&g, p, b);
+                }
+            }
+            if (what == 9 || what == 10) rig_step(&g);
+            if (what == 2) rig_query(&g);
+            rig_update(&g);
+            bp_world_stats st;
+            CHECK_OK(bp_world_get_stats(g.w, &st));
+            hits += st.near_hits;
+        }
+        // The lists were used (in every mode that patches), and every event came out right.
+        if (mode != BP_WORLD_MODE_REBUILD && trial != 3) CHECK_MSG(hits > 0, "trial %d: no near list used", trial);
+        rig_free(&g);
+    }
+}
+
+// The entries the near pass leaves behind, then read: a moving proxy removed while its entry is
+// behind (the last dense proxy, so that no other proxy takes its place), then a static one moved
+// (the cells' path: the entries catch up first), then a query. Found by the Python tests: the
+// catch-up placed the removed proxy's dirty bit, past the live proxies.
+static void case_lag(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    const bp_world_mode mode = arg_mode(argc, argv);
+    rig g;
+    rig_init(&g, dim, mode, 0.0f, 300);
+    g.size_class = 1;
+    g.world = 20.0;
+    rig_add_batch(&g, 60, last_six_moving);  // the movers last in the dense arrays
+    rig_update(&g);
+    for (int round = 0; round < 6; ++round) {
+        for (int f = 0; f < 3; ++f) {  // every mover moves: the near pass, entries left behind
+            for (size_t k = 0; k < g.m.n; ++k) {
+                mproxy *p = &g.m.p[k];
+                if (!p->alive || p->kind != BP_PROXY_MOVING) continue;
+                float b[6];
+                moved_box(&g, p->box, b);
+                rig_move(&g, p, b);
+            }
+            rig_update(&g);
+        }
+        // The last live mover goes (the last dense proxy: no renumbering), a static one moves.
+        for (size_t k = g.m.n; k-- > 0;) {
+            mproxy *p = &g.m.p[k];
+            if (!p->alive || p->kind != BP_PROXY_MOVING) continue;
+            CHECK_OK(bp_world_remove(g.w, p->id));
+            p->alive = false;
+            break;
+        }
+        rig_validate(&g);
+        mproxy *s = &g.m.p[(size_t)round];
+        float b[6];
+        moved_box(&g, s->box, b);
+        rig_move(&g, s, b);
+        rig_update(&g);
+        rig_query(&g);
+        rig_validate(&g);
+    }
+    rig_free(&g);
 }
 
 // Every error a user can hit, each a specific status that changes nothing.
@@ -1121,7 +1250,8 @@ static void case_large(int argc, char **argv) {
 static const bpt_case cases[] = {
     {"random", case_random}, {"frames", case_frames}, {"static", case_static_scene}, {"errors", case_errors},
     {"ids", case_ids},       {"order", case_order},   {"nomem", case_nomem},           {"warm", case_warm},
-    {"huge", case_huge},     {"large", case_large},
+    {"huge", case_huge},     {"large", case_large},   {"near", case_near},
+    {"lag", case_lag},
 };
 
 BPT_MAIN(cases)

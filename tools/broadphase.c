@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/exact.h"  // exact expansions (header-only, shared with the library)
 #include "cli.h"
 #include "input.h"
 
@@ -121,28 +122,6 @@ static int bp_load(const char *path, bp_input *in) {
 
 // ---------------------------------------------------------------------------------------------
 // Exact circle / sphere test
-
-// Appends b to the nonoverlapping expansion e[0..m) (increasing magnitude), dropping zeros
-// (Shewchuk's Grow-Expansion-Zeroelim). The sum stays exact.
-static size_t bp_grow_expansion(double *e, size_t m, double b) {
-    double q = b;
-    size_t k = 0;
-    for (size_t i = 0; i < m; ++i) {
-        double err;
-        q = bp_two_sum(q, e[i], &err);
-        if (err != 0.0) e[k++] = err;
-    }
-    if (q != 0.0) e[k++] = q;
-    return k;
-}
-
-// Adds the exact product a * b to the expansion (fma gives the rounding error of a product).
-static size_t bp_add_product(double *e, size_t m, double a, double b) {
-    double p = a * b;
-    double err = fma(a, b, -p);
-    m = bp_grow_expansion(e, m, err);
-    return bp_grow_expansion(e, m, p);
-}
 
 // Whether the circles (spheres) c1 = (centre, r) and c2 touch or overlap: |p1 - p2| <= r1 + r2,
 // decided exactly for the parsed doubles. A double evaluation with an error bound settles

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/exact.h"  // two-sum (header-only, shared with the library)
+
 const char *const bp_axis_names[3] = {"x", "y", "z"};
 
 bool bp_input_is_sep(char c) {
@@ -73,13 +75,6 @@ static void bp_bad_value(FILE *err, size_t line, const char *tok, size_t len, do
     if (!parsed) fprintf(err, "broadphase: line %zu: '%.*s%s' is not a number\n", line, shown, tok, more);
     else if (isnan(v)) fprintf(err, "broadphase: line %zu: '%.*s%s' is NaN\n", line, shown, tok, more);
     else fprintf(err, "broadphase: line %zu: '%.*s%s' is infinite or out of the float range\n", line, shown, tok, more);
-}
-
-double bp_two_sum(double a, double b, double *err) {
-    double s = a + b;
-    double bb = s - a;
-    *err = (a - (s - bb)) + (b - bb);
-    return s;
 }
 
 // The largest float <= x - r (down) or the smallest float >= x + r (up): a circle's box rounded

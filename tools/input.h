@@ -53,10 +53,6 @@ bool bp_input_read(const char *path, char **text, size_t *len, FILE *err);
 /// The field separators of box files: space, tab, comma, '\r', '\v', '\f'.
 bool bp_input_is_sep(char c);
 
-/// Exact error of a + b: a + b == s + *err exactly (Knuth's TwoSum; no overflow assumed). The
-/// circles' outward rounding and the CLI's exact circle test use it.
-double bp_two_sum(double a, double b, double *err);
-
 /// "x", "y", "z", for messages.
 extern const char *const bp_axis_names[3];
 

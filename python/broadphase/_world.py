@@ -71,6 +71,7 @@ class WorldStats(NamedTuple):
     checks: int  #: candidate box tests of the last update
     rebuilt: bool  #: the last update rebuilt (rather than patched)
     bytes: int  #: memory the world holds
+    near_hits: int = 0  #: changed proxies the last update decided from their near lists
 
 
 def _def_dtype() -> np.dtype:
@@ -417,7 +418,7 @@ class World:
         with self._lock:
             check(lib.bp_world_get_stats(self._live(), s))
         return WorldStats(int(s.proxies), int(s.pairs), int(s.changed), int(s.begins), int(s.ends), int(s.checks),
-                          bool(s.rebuilt), int(s.bytes))
+                          bool(s.rebuilt), int(s.bytes), int(s.near_hits))
 
     def validate(self) -> None:
         """Checks the world's invariants (for tests; O(n)); raises BroadphaseError when broken."""

@@ -141,6 +141,8 @@ def _world_scene_events(name, n, dim, frames):
             if f in frames:
                 out[f] = (len(world.pairs().ids), len(ev.begins), len(ev.ends))
                 world.validate()
+            if name == "static":  # every moving object moved, no static one: the near pass
+                assert 0 < world.stats.near_hits <= len(moving)
     return out
 
 

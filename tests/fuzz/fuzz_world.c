@@ -1,6 +1,7 @@
 // Fuzz target: the persistent world. The bytes choose a definition (dimension, mode, cell size,
 // method, an allocator that may refuse allocations) and a run of operations: add and remove,
-// one at a time and in batches, moves (single and batch), kind and filter changes, user values,
+// one at a time and in batches, moves (single, batch, every moving proxy at once: the near
+// pass of docs/world.md), kind and filter changes, user values,
 // stale and foreign ids, the three region queries, updates. A brute-force world in this file
 // follows every successful operation; after every update the begin and end events and the
 // pair set are compared with it, pair for pair, and bp_world_validate runs.
@@ -388,6 +389,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (st == BP_ERR_NOMEM) break;
             FZ_CHECK(st == BP_OK, st, kind);
             w_check_hits(m, &h, kind, lo, hi, c, radius, mask);
+            break;
+        }
+        case 9: {  // every live moving proxy steps a little (one batch): the near pass's frame
+            bp_proxy_id ids[FZ_MAX_PROXIES * 4];
+            float boxes[FZ_MAX_PROXIES * 4 * 6];
+            size_t n = 0;
+            for (size_t k = 0; k < m->count; ++k) {
+                const wp *p = &m->p[k];
+                if (!p->live || p->kind != BP_PROXY_MOVING) continue;
+                const float step = (float)((int)fz_u8(&f) - 128) * 0x1p-6f;  // -2 .. 2
+                float *b = boxes + (size_t)(2 * d) * n;
+                for (int a = 0; a < 2 * d; ++a) b[a] = p->box[a] + step;
+                ids[n++] = p->id;
+            }
+            bool ok = true;
+            for (size_t k = 0; k < n && ok; ++k) {
+                bp_status bs;
+                ok = w_box_ok(m, boxes + (size_t)(2 * d) * k, &bs);
+            }
+            st = d == 2 ? bp_world_move_batch2(w, ids, (const bp_box2 *)(const void *)boxes, n)
+                        : bp_world_move_batch3(w, ids, (const bp_box3 *)(const void *)boxes, n);
+            if (!ok) FZ_CHECK(st != BP_OK, st, n);
+            else FZ_CHECK(st == BP_OK || st == BP_ERR_NOMEM, st, n);
+            if (st == BP_OK)
+                for (size_t k = 0; k < n; ++k) memcpy(w_find(m, ids[k])->box, boxes + (size_t)(2 * d) * k,
+                                                      (size_t)(2 * d) * sizeof(float));
             break;
         }
         default: {  // update, compared with the brute-force world
