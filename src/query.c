@@ -33,12 +33,14 @@ bp_status bp_query_make_sphere(bp_query *q, int dim, const float *center, float 
     q->kind = BP_QUERY_SPHERE;
     if (!isfinite(radius)) return BP_ERR_NONFINITE;
     if (radius < 0.0f) return BP_ERR_NEGATIVE_RADIUS;
-    q->radius = radius;
+    q->radius = radius + 0.0f;
     for (int a = 0; a < dim; ++a) {
         if (!isfinite(center[a])) return BP_ERR_NONFINITE;
         q->center[a] = center[a] + 0.0f;
-        // The bounding box, rounded outward so it never cuts off a box the exact test accepts.
-        const double lo = (double)center[a] - (double)radius, hi = (double)center[a] + (double)radius;
+        // The bounding box, rounded outward so it never cuts off a box the exact test accepts;
+        // from +0.0 (not -0.0 + -0.0 = -0.0: methods that search float keys order -0.0 below
+        // +0.0, and a box starting at +0.0 fell outside such a window).
+        const double lo = (double)q->center[a] - (double)q->radius, hi = (double)q->center[a] + (double)q->radius;
         float flo = (float)lo, fhi = (float)hi;
         if ((double)flo > lo) flo = nextafterf(flo, -INFINITY);
         if ((double)fhi < hi) fhi = nextafterf(fhi, INFINITY);

@@ -166,6 +166,16 @@ static void case_degenerate(int argc, char **argv) {
         bpt_note("lattice query %d", t);
         query(&s, ctx, t % 3, q, radius);
     }
+    // Negative zeros: a sphere of radius -0.0 at (-0.0, ...) is the point (0, ...), which touches
+    // the boxes at the lattice's corner (its bounding box once ended at -0.0, which RDC's
+    // float-key window put below every box starting at +0.0: fuzz_context).
+    {
+        bpt_note("a sphere of radius -0.0 at (-0.0, -0.0, -0.0)");
+        const float nz[3] = {-0.0f, -0.0f, -0.0f};
+        query(&s, ctx, 1, nz, -0.0f);
+        query(&s, ctx, 1, nz, 0.0f);
+        query(&s, ctx, 2, nz, 0.0f);
+    }
     // The circle of the narrow-test example: centre (0, 0) radius 1 touches [1, 2] x [0, 1] and
     // misses the box [0.8, 2] x [0.8, 2] whose bounding box it overlaps.
     bpt_boxes_resize(&s.boxes, d, 3);

@@ -219,6 +219,19 @@ static void ctx_query(ctx_run *r, bp_context *ctx, fz *f, int have) {
         } else {
             hit = fz_sphere_hit(c, radius, b, d);
         }
+        if (hit != (m < out.count && out.indices[m] == k) && getenv("FZ_VERBOSE")) {
+            fprintf(stderr, "query kind %d box %zu %s: lo/c", kind, k, hit ? "missing" : "extra");
+            for (int a = 0; a < d; ++a) fprintf(stderr, " %a/%a", lo[a], c[a]);
+            fprintf(stderr, " hi");
+            for (int a = 0; a < d; ++a) fprintf(stderr, " %a", hi[a]);
+            fprintf(stderr, " r %a box", radius);
+            for (int e = 0; e < 2 * d; ++e) fprintf(stderr, " %a", b[e]);
+            fprintf(stderr, "\nhave %d, n %zu:\n", have, r->n);
+            for (size_t q = 0; q < r->n; ++q) {
+                for (int e = 0; e < 2 * d; ++e) fprintf(stderr, " %a", r->boxes[(size_t)(2 * d) * q + e]);
+                fprintf(stderr, "\n");
+            }
+        }
         if (hit) {
             FZ_CHECK(m < out.count && out.indices[m] == k, m, k);
             ++m;
