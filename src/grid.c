@@ -911,34 +911,38 @@ static void grid_par_restore_task(void *user, uint32_t t, uint32_t worker) {
     for (size_t i = 0; i < j->moved[t]; ++i) j->g->okeys[mp[i]] = mk[i];
 }
 
-static inline void grid_par_put(bp_grid *g, int d, size_t o, size_t p, uint32_t key) {
-    g->keys[o] = key;
-    g->perm2[o] = g->perm[p];
-    if (d == 2) memcpy(g->boxes + 4 * o, g->oboxes + 4 * p, 4 * sizeof(float));
-    else memcpy(g->boxes + 6 * o, g->oboxes + 6 * p, 6 * sizeof(float));
-}
-
 // Task t's kept boxes (okeys[u[t] .. u[t+1]) not pulled out) merged with the moved boxes
-// jm[t] .. jm[t+1], ties to the kept box: grid_sort_gather's merge, from position at[t].
+// jm[t] .. jm[t+1], ties to the kept box: grid_sort_gather's merge, from position at[t]. The
+// arrays are read through restrict locals: through g, each box's copy (a memcpy, which may
+// write anything) made the compiler load every pointer again for the next box.
 static void grid_par_merge_task(void *user, uint32_t t, uint32_t worker) {
     (void)worker;
     const grid_par *j = user;
-    bp_grid *g = j->g;
-    const uint32_t *ok = g->okeys, *mk = g->mkeys, *mp = g->mpos;
+    const bp_grid *g = j->g;
+    const uint32_t *BP_RESTRICT ok = g->okeys, *BP_RESTRICT mk = g->mkeys, *BP_RESTRICT mp = g->mpos;
+    const uint32_t *BP_RESTRICT perm = g->perm;
+    const float *BP_RESTRICT ob = g->oboxes;
+    uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT np = g->perm2;
+    float *BP_RESTRICT bx = g->boxes;
+    const size_t w = (size_t)(2 * j->d);
     size_t i = j->u[t];
     const size_t i1 = j->u[t + 1], j1 = j->jm[t + 1];
     size_t m = j->jm[t], o = j->at[t];
-    for (;;) {
+    for (;; ++o) {
         while (i < i1 && ok[i] == GRID_MOVED) ++i;
+        size_t p;
         if (i < i1 && (m == j1 || ok[i] <= mk[m])) {
-            grid_par_put(g, j->d, o++, i, ok[i]);
-            ++i;
+            p = i;
+            keys[o] = ok[i++];
         } else if (m < j1) {
-            grid_par_put(g, j->d, o++, mp[m], mk[m]);
-            ++m;
+            p = mp[m];
+            keys[o] = mk[m++];
         } else {
             break;
         }
+        np[o] = perm[p];
+        if (w == 4) memcpy(bx + 4 * o, ob + 4 * p, 4 * sizeof(float));
+        else memcpy(bx + 6 * o, ob + 6 * p, 6 * sizeof(float));
     }
 }
 

@@ -87,6 +87,7 @@ typedef struct bp_grid {
     // cell instead of runs of a sorted order. keys and boxes then hold every box in input order,
     // head[c] links cell c's list, next[i] the rest of box i's. The table is GRID_EMPTY
     // everywhere but in head[0 .. dirty) (the last table call's cells); head_ok false: wipe it.
+    // With workers the link borrows mpos and mkeys above (the sorted order is gone by then).
     bool table;           // the last call used the table layout
     bool crowded;         // AUTO: cells too full for the table (src/grid_table.c)
     bool head_ok;

@@ -1169,6 +1169,7 @@ static inline bp_status world_near_one(bp_world *w, world_probe *p, const world_
     const uint32_t d = world_slot_state(w, r->slot);
     const float *ob = r->old_group != WORLD_NONE ? r->old_box : NULL;
     const float *nb = d < WORLD_FREED ? w->boxes + (size_t)d * (size_t)(2 * DIM) : NULL;
+    if (!ob && !nb) return BP_OK;  // added and removed since the last update: nothing to decide
     const world_near *n = world_near_valid_dim(w, r->slot, ob, nb, DIM);
     if (BP_LIKELY(n != NULL)) {
         p->checks += n->count;

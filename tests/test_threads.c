@@ -108,7 +108,7 @@ static void add_degenerate(inputs *s, int dim, uint64_t salt, size_t scale) {
 // table has fewer cells, then more again, so what a frame leaves beyond the next frame's cells
 // must be cleared (with workers, by the last band of the link).
 static void add_breathing(inputs *s, int dim, size_t n, uint64_t salt) {
-    static const double scale[] = {1.0, 0.6, 1.0, 0.8};
+    static const double scale[] = {1.0, 0.6, 1.0};
     const size_t frames = sizeof scale / sizeof *scale, w = (size_t)(2 * dim);
     input *in = add_input(s, "breathing", dim, n, frames);
     bpt_rng r = bpt_rng_make(salt);
@@ -155,7 +155,7 @@ static void make_inputs(inputs *s, int dim, bool brute) {
     // Over 8,192 boxes: the load runs in several blocks.
     if (!brute) add_random(s, "blocks", dim, 9000, Q(2, 1), 0.5, 1.5, 12);
     add_degenerate(s, dim, 13, brute ? 2 : Q(1, 2));
-    add_breathing(s, dim, brute ? 600 : Q(3000, 1200), 14);
+    add_breathing(s, dim, brute ? 400 : Q(1500, 600), 14);
 #if defined(BPT_HAVE_SCENES)
     if (!brute) {
         add_scene(s, "uniform", dim, Q(4000, 1500));
