@@ -43,6 +43,7 @@ typedef struct grid_geom {
     int64_t g0[3];        // level-0 cells per axis
     double wlo[3], whi[3];  // the window the cells cover
     bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
+    bool square;          // boxes about as large on every axis take one shift on all (grid_key)
     int levels;
     int axis_levels[3];   // shifts per axis: 0 .. axis_levels[a] - 1 (1 past the dimension)
     int level_mul[3];     // level index = sum of shift[a] * level_mul[a] (x slowest)
@@ -83,6 +84,7 @@ typedef struct bp_grid {
     int targets[GRID_PLAN_MAX * GRID_PLAN_MAX / 2];
     double lookups[GRID_PLAN_MAX];  // row lookups expected into each occupied level (the plan's)
     uint64_t resorts;     // frames that needed a full radix sort
+    bool few_large;       // last frame had under 1/GRID_FEW_LARGE_DIV of its boxes above level 0
     // The table layout (src/grid_table.c): cells are lists through a table of every level-0
     // cell instead of runs of a sorted order. keys and boxes then hold every box in input order,
     // head[c] links cell c's list, next[i] the rest of box i's. The table is GRID_EMPTY
