@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Line coverage of the library (src/) by each fuzz target's corpus (issue #17): builds the
-# fuzz_replay_* executables with clang's source-based coverage (-fprofile-instr-generate
-# -fcoverage-mapping, Debug) in build-cov/, replays tests/fuzz/corpus/<target>/ (or the
-# directories given) and prints `llvm-cov report` for src/ per target.
+# Line coverage by each fuzz target's corpus (issue #17): of the library (src/), and of the
+# CLI's parsers for fuzz_parser. Builds the fuzz_replay_* executables with clang's source-based
+# coverage (-fprofile-instr-generate -fcoverage-mapping, Debug) in build-cov/, replays
+# tests/fuzz/corpus/<target>/ (or the directories given) and prints `llvm-cov report`.
 #
-#   tests/fuzz/coverage.sh [--portable] [TARGET [DIR...]]     (default: context, then world)
+#   tests/fuzz/coverage.sh [--portable] [TARGET [DIR...]]     (default: context, world, parser)
 #
 # --portable builds without the AVX2/AVX-512 loops (as .ci/run's portable build), in
 # build-cov-portable/: this machine then runs the SSE2 and scalar loops it otherwise skips.
@@ -19,7 +19,7 @@ if [ "${1:-}" = --portable ]; then
   shift
 fi
 targets=("${1:-context}")
-[ $# -gt 0 ] || targets=(context world)
+[ $# -gt 0 ] || targets=(context world parser)
 [ $# -gt 0 ] && shift
 dirs=("$@")
 
@@ -38,5 +38,7 @@ for t in "${targets[@]}"; do
   LLVM_PROFILE_FILE="$dir/cov-$t.profraw" "$dir"/tests/fuzz_replay_"$t" "${in[@]}" >/dev/null
   llvm-profdata merge -sparse "$dir"/cov-"$t".profraw -o "$dir"/cov-"$t".profdata
   echo "coverage: fuzz_$t from ${in[*]} ($dir)"
-  llvm-cov report "$dir"/tests/fuzz_replay_"$t" -instr-profile="$dir"/cov-"$t".profdata src/*.c
+  files=(src/*.c)
+  [ "$t" != parser ] || files=(tools/input.c tools/world_script.c)  # the parser target's code under test
+  llvm-cov report "$dir"/tests/fuzz_replay_"$t" -instr-profile="$dir"/cov-"$t".profdata "${files[@]}"
 done
