@@ -207,4 +207,63 @@ static inline bp_allocator fz_allocator(fz_alloc *a) {
     return al;
 }
 
+// Task hooks (the definitions' enqueue_task and finish_task) that run every range on the
+// calling thread, in an order and with worker numbers the input chooses, now or at the finish
+// hook: the parallel passes' splitting, per-worker scratch and merging without the cost of
+// starting and waking threads in every execution (the library's own threads run in one worker
+// input in four).
+typedef struct fz_hooks {
+    bool defer, reverse;
+    uint32_t range, workers;
+    bp_task_fn *task;  // deferred to the finish hook
+    uint32_t count;
+    void *task_context;
+} fz_hooks;
+
+FZ_NOCOV static inline void fz_hooks_run(fz_hooks *h, bp_task_fn *task, uint32_t count, uint32_t min_range, void *tc) {
+    const uint32_t range = h->range > min_range ? h->range : min_range;
+    const uint32_t ranges = (count + range - 1) / range;
+    for (uint32_t q = 0; q < ranges; ++q) {
+        const uint32_t k = h->reverse ? ranges - 1 - q : q;
+        const uint32_t end = (k + 1) * range < count ? (k + 1) * range : count;
+        task(k * range, end, k % h->workers, tc);
+    }
+}
+
+FZ_NOCOV static inline void *fz_enqueue(bp_task_fn *task, uint32_t count, uint32_t min_range, void *tc, void *user) {
+    fz_hooks *h = (fz_hooks *)user;
+    if (!h->defer) {
+        fz_hooks_run(h, task, count, min_range, tc);
+        return NULL;
+    }
+    if (h->task) fz_fail("fuzz hooks", "one task at a time (the library finishes each)", count, 0);
+    h->task = task;
+    h->count = count;
+    h->task_context = tc;
+    return h;
+}
+
+FZ_NOCOV static inline void fz_finish(void *handle, void *user) {
+    fz_hooks *h = (fz_hooks *)user;
+    if (handle != h || !h->task) fz_fail("fuzz hooks", "finish of the task enqueued", 0, 0);
+    bp_task_fn *task = h->task;
+    h->task = NULL;
+    fz_hooks_run(h, task, h->count, 1, h->task_context);
+}
+
+// `workers` workers for a context or world definition (the fields of both): 3 inputs in 4 run
+// them through the hooks above (the next byte says how), the rest on the library's threads.
+static inline void fz_workers(fz *f, int workers, int *def_workers, bp_enqueue_task_fn **enqueue,
+                              bp_finish_task_fn **finish, void **user) {
+    static fz_hooks hooks;
+    *def_workers = workers;
+    const uint8_t hw = fz_u8(f);
+    if (hw & 3) {
+        hooks = (fz_hooks){(hw >> 2) & 1, (hw >> 3) & 1, 1 + ((hw >> 4) & 3), (uint32_t)workers, NULL, 0, NULL};
+        *enqueue = fz_enqueue;
+        *finish = fz_finish;
+        *user = &hooks;
+    }
+}
+
 #endif

@@ -242,51 +242,6 @@ static void ctx_query(ctx_run *r, bp_context *ctx, fz *f, int have) {
 
 static ctx_run g_run;
 
-// Task hooks (bp_context_def.enqueue_task) that run every range on the calling thread, in an
-// order and with worker numbers the input chooses, now or at the finish hook: the parallel
-// passes' splitting, per-worker scratch and merging without the cost of starting and waking
-// threads in every execution (the library's own threads run in one worker input in four).
-typedef struct ctx_hooks {
-    bool defer, reverse;
-    uint32_t range, workers;
-    bp_task_fn *task;  // deferred to the finish hook
-    uint32_t count;
-    void *task_context;
-} ctx_hooks;
-
-static ctx_hooks g_hooks;
-
-FZ_NOCOV static void ctx_hooks_run(ctx_hooks *h, bp_task_fn *task, uint32_t count, uint32_t min_range, void *tc) {
-    const uint32_t range = h->range > min_range ? h->range : min_range;
-    const uint32_t ranges = (count + range - 1) / range;
-    for (uint32_t q = 0; q < ranges; ++q) {
-        const uint32_t k = h->reverse ? ranges - 1 - q : q;
-        const uint32_t end = (k + 1) * range < count ? (k + 1) * range : count;
-        task(k * range, end, k % h->workers, tc);
-    }
-}
-
-FZ_NOCOV static void *ctx_enqueue(bp_task_fn *task, uint32_t count, uint32_t min_range, void *tc, void *user) {
-    ctx_hooks *h = (ctx_hooks *)user;
-    if (!h->defer) {
-        ctx_hooks_run(h, task, count, min_range, tc);
-        return NULL;
-    }
-    FZ_CHECK(h->task == NULL, count, 0);  // one task at a time (the library finishes each)
-    h->task = task;
-    h->count = count;
-    h->task_context = tc;
-    return h;
-}
-
-FZ_NOCOV static void ctx_finish(void *handle, void *user) {
-    ctx_hooks *h = (ctx_hooks *)user;
-    FZ_CHECK(handle == h && h->task, 0, 0);
-    bp_task_fn *task = h->task;
-    h->task = NULL;
-    ctx_hooks_run(h, task, h->count, 1, h->task_context);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz f = {data, size};
     ctx_run *r = &g_run;
@@ -315,15 +270,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const float epss[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.25f, -0.25f, 1e-3f, -1e30f};
     def.rdc.epsilon = epss[h3 & 7];
     if ((h3 >> 3) % 8 == 7 && (h2 & 1)) {  // 1 in 16: parallel passes are slower
-        def.workers = 2 + (h3 >> 7);
         def.parallel_min = 1;
-        const uint8_t hw = fz_u8(&f);
-        if (hw & 3) {  // 3 in 4: the hooks above, else the library's threads
-            g_hooks = (ctx_hooks){(hw >> 2) & 1, (hw >> 3) & 1, 1 + ((hw >> 4) & 3), (uint32_t)def.workers, NULL, 0, NULL};
-            def.enqueue_task = ctx_enqueue;
-            def.finish_task = ctx_finish;
-            def.task_user = &g_hooks;
-        }
+        fz_workers(&f, 2 + (h3 >> 7), &def.workers, &def.enqueue_task, &def.finish_task, &def.task_user);
     }
     fz_alloc al = {0, 0, 0, 0, 0};
     if ((h3 >> 6) & 1) {
