@@ -36,6 +36,10 @@
 #ifndef WORLD_PREFETCH_MIN
 #define WORLD_PREFETCH_MIN ((size_t)1 << 18)
 #endif
+// The rebuild context's bp_context_def.parallel_min (0: automatic).
+#ifndef WORLD_PARALLEL_MIN
+#define WORLD_PARALLEL_MIN 0
+#endif
 
 bp_proxy_def bp_default_proxy_def(void) {
     bp_proxy_def d;
@@ -122,6 +126,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out) {
     cd.method = d.method;
     cd.allocator = al;
     cd.workers = d.workers;
+    cd.parallel_min = WORLD_PARALLEL_MIN;
     cd.enqueue_task = d.enqueue_task;
     cd.finish_task = d.finish_task;
     cd.task_user = d.task_user;
@@ -1049,8 +1054,12 @@ static void world_probe_task(void *user, uint32_t task, uint32_t worker) {
     }
 }
 
-// Touched records a probe task takes at least (a task must pay for its dispatch).
+// Touched records a probe task takes at least (a task must pay for its dispatch). The fuzz build
+// sets it (and WORLD_PARALLEL_MIN) small, so that its worlds of a few dozen proxies reach the
+// parallel passes (CMakeLists.txt, BP_FUZZ).
+#ifndef WORLD_PROBE_GRAIN
 #define WORLD_PROBE_GRAIN 256
+#endif
 
 static bp_status world_probe_all(bp_world *w, uint64_t *checks, bool ahead) {
     const size_t nt = w->touched_count;

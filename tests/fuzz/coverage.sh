@@ -12,7 +12,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 dir=build-cov
-flags="-fprofile-instr-generate -fcoverage-mapping"
+# The fuzz build's thresholds (CMakeLists.txt, BP_FUZZ), so that the world's parallel passes
+# count as the fuzzer reaches them.
+flags="-fprofile-instr-generate -fcoverage-mapping -DWORLD_PROBE_GRAIN=2 -DWORLD_PARALLEL_MIN=1"
 if [ "${1:-}" = --portable ]; then
   dir=build-cov-portable
   flags="$flags -DBP_NO_AVX2 -DBP_NO_AVX512"

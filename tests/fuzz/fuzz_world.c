@@ -1,5 +1,6 @@
 // Fuzz target: the persistent world. The bytes choose a definition (dimension, mode, cell size,
-// method, an allocator that may refuse allocations) and a run of operations: add and remove,
+// method, 2 or 3 workers in one input in 8, on task hooks or the library's threads, an
+// allocator that may refuse allocations) and a run of operations: add and remove,
 // one at a time and in batches, moves (single, batch, every moving proxy at once: the near
 // pass of docs/world.md), kind and filter changes, user values,
 // stale and foreign ids, the three region queries, updates. A brute-force world in this file
@@ -183,6 +184,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const float cells[4] = {0.0f, 1e-3f, 1.0f, 4.25f};
     def.cell_size = cells[(h0 >> 3) & 3];
     def.method = (bp_method)((h0 >> 5) % BP_METHOD_COUNT);
+    if (((h1 >> 1) & 7) == 7)  // 1 in 8: workers (the fuzz build splits even small updates)
+        fz_workers(&f, 2 + ((h1 >> 4) & 1), &def.workers, &def.enqueue_task, &def.finish_task, &def.task_user);
     fz_alloc al = {0, 0, 0, 0, 0};
     if (h1 & 1) {
         al.fail_at = 1 + fz_u8(&f) * 2u;
