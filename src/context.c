@@ -230,7 +230,11 @@ static bp_status bp_classify_box(const float *b, int dim) {
 
 // Copies n boxes of DIM axes (2 * DIM floats each) to dst in one pass, checking every value and
 // gathering statistics into f. -0.0 becomes +0.0 so that float keys and comparisons agree.
-// DIM is a constant in each instantiation so the axis loops unroll.
+// DIM is a constant in each instantiation so the axis loops unroll. Compiled everywhere, used
+// only where there is no SSE2 (clang warns of an unused function otherwise).
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
 static inline bp_status bp_load_dim(bp_frame *f, float *BP_RESTRICT dst, const float *BP_RESTRICT src, size_t n,
                                     const int DIM) {
     double ssum[3] = {0}, csum[3] = {0}, csq[3] = {0};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of tests/fuzz/ (context, world, parser) for a bounded time each,
 # from the repository's corpus, and fails on any finding (crash, sanitizer report, oracle
-# mismatch, leak, timeout). Builds them first in build-fuzz/ with clang, -DBP_FUZZ=ON and
+# mismatch, leak, timeout). Builds them first in build-fuzz/ with clang (warnings as errors: the
+# one clang build of CI), -DBP_FUZZ=ON and
 # AddressSanitizer + UndefinedBehaviorSanitizer. Without clang it says so and succeeds (the
 # corpus still runs in every build as CTest fuzz.replay.*).
 #
@@ -31,7 +32,7 @@ if ! clang -fsanitize=fuzzer,address "$probe"/p.c -o "$probe"/p >/dev/null 2>&1;
 fi
 rm -rf "$probe"
 
-CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBP_FUZZ=ON -DBP_SANITIZE=address,undefined \
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBP_WERROR=ON -DBP_FUZZ=ON -DBP_SANITIZE=address,undefined \
   -DBP_BUILD_TOOLS=OFF -DBP_BUILD_DEMO=OFF -DBP_BUILD_PYTHON=OFF >/dev/null
 cmake --build build-fuzz -j2 --target "${targets[@]/#/fuzz_}"
 
