@@ -690,9 +690,27 @@ static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, u
     return a;
 }
 
+// Crowded cells go to the AVX-512 kernels of src/grid_dense.c, decided per block of this many
+// boxes: a block is crowded when at least GRID_DENSE_SHARED_NUM / GRID_DENSE_SHARED_DEN of its
+// boxes share the cell of the box before (about 4 or more boxes a cell). There a box's runs are
+// long (`seed` 100,000: ~3,800 candidates a box) and 16 candidates a compare pay; in sparse
+// cells (`uniform`: under one box a cell) the scalar loop's few branch-free tests are cheaper.
+#define GRID_DENSE_BLOCK 64
+#define GRID_DENSE_SHARED_NUM 3
+#define GRID_DENSE_SHARED_DEN 4
+
+// Whether the boxes [b, e) are crowded (see GRID_DENSE_BLOCK); always true when forced (tests).
+static inline bool grid_block_crowded(const uint32_t *keys, size_t b, size_t e) {
+    if (bp_grid_dense_mode == GRID_DENSE_ALWAYS) return true;
+    unsigned shared = 0;
+    for (size_t k = b + 1; k < e; ++k) shared += keys[k] == keys[k - 1];
+    return (size_t)shared * GRID_DENSE_SHARED_DEN >= (e - b) * GRID_DENSE_SHARED_NUM;
+}
+
 // Same-level pairs, 2D: box p meets the rest of its cell and the next cell (keys K, K+1, after
 // p) and the three cells of the next row (keys K+S-1 .. K+S+1), found by a cursor. Boxes
-// [p0, p1) of the level.
+// [p0, p1) of the level; crowded blocks of them through bp_grid_dense_pairs2 (same pairs, same
+// order).
 static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, bp_sink *sink,
                                    uint64_t *checks) {
     const uint32_t *BP_RESTRICT keys = g->keys;
@@ -700,24 +718,34 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t
     const uint32_t *BP_RESTRICT ids = g->perm;
     const uint32_t sx = L->stride[1];
     size_t c1 = p0 < p1 ? grid_cursor_at(g, L, p0, keys[p0] + sx - 1) : p0;
+    const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
-    for (size_t p = p0; p < p1; ++p) {
-        const uint32_t K = keys[p];
-        const grid_probe pr = grid_probe_make(bx + 4 * p, 2);
-        size_t j = p + 1;
-        for (;;) {
-            GRID_TRY2(j, K + 1);
-            GRID_TRY2(j + 1, K + 1);
-            if (BP_LIKELY(keys[j + 1] > K + 1)) break;
-            j += 2;
+    for (size_t p = p0; p < p1;) {
+        const size_t pe = p1 - p > GRID_DENSE_BLOCK ? p + GRID_DENSE_BLOCK : p1;
+        if (dense && grid_block_crowded(keys, p, pe)) {
+            bp_status st = bp_grid_dense_pairs2(g, L, p, pe, &c1, sink, &c);
+            if (st != BP_OK) return st;
+            p = pe;
+            continue;
         }
-        const uint32_t lo = K + sx - 1, hi = K + sx + 1;
-        GRID_ADVANCE(c1, lo);
-        for (j = c1;; j += 3) {
-            GRID_TRY2(j, hi);
-            GRID_TRY2(j + 1, hi);
-            GRID_TRY2(j + 2, hi);
-            if (BP_LIKELY(keys[j + 2] > hi)) break;
+        for (; p < pe; ++p) {
+            const uint32_t K = keys[p];
+            const grid_probe pr = grid_probe_make(bx + 4 * p, 2);
+            size_t j = p + 1;
+            for (;;) {
+                GRID_TRY2(j, K + 1);
+                GRID_TRY2(j + 1, K + 1);
+                if (BP_LIKELY(keys[j + 1] > K + 1)) break;
+                j += 2;
+            }
+            const uint32_t lo = K + sx - 1, hi = K + sx + 1;
+            GRID_ADVANCE(c1, lo);
+            for (j = c1;; j += 3) {
+                GRID_TRY2(j, hi);
+                GRID_TRY2(j + 1, hi);
+                GRID_TRY2(j + 2, hi);
+                if (BP_LIKELY(keys[j + 2] > hi)) break;
+            }
         }
     }
     *checks += c;
@@ -726,7 +754,7 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t
 
 // Same-level pairs, 3D: the 13 forward neighbours are four runs of three consecutive keys
 // (next row; previous, same and next row of the next plane) besides the next cell. Boxes
-// [p0, p1) of the level.
+// [p0, p1) of the level; crowded blocks through bp_grid_dense_pairs3.
 static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, bp_sink *sink,
                                    uint64_t *checks) {
     const uint32_t *BP_RESTRICT keys = g->keys;
@@ -736,27 +764,37 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
     const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
     size_t cur[4] = {p0, p0, p0, p0};
     for (int r = 0; r < 4 && p0 < p1; ++r) cur[r] = grid_cursor_at(g, L, p0, keys[p0] + off[r] - 1);
+    const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
-    for (size_t p = p0; p < p1; ++p) {
-        const uint32_t K = keys[p];
-        const grid_probe pr = grid_probe_make(bx + 6 * p, 3);
-        size_t j = p + 1;
-        for (;;) {
-            GRID_TRY3(j, K + 1);
-            GRID_TRY3(j + 1, K + 1);
-            if (BP_LIKELY(keys[j + 1] > K + 1)) break;
-            j += 2;
+    for (size_t p = p0; p < p1;) {
+        const size_t pe = p1 - p > GRID_DENSE_BLOCK ? p + GRID_DENSE_BLOCK : p1;
+        if (dense && grid_block_crowded(keys, p, pe)) {
+            bp_status st = bp_grid_dense_pairs3(g, L, p, pe, cur, sink, &c);
+            if (st != BP_OK) return st;
+            p = pe;
+            continue;
         }
-        for (int r = 0; r < 4; ++r) {
-            const uint32_t lo = K + off[r] - 1, hi = K + off[r] + 1;
-            size_t q = cur[r];
-            GRID_ADVANCE(q, lo);
-            cur[r] = q;
-            for (j = q;; j += 3) {
-                GRID_TRY3(j, hi);
-                GRID_TRY3(j + 1, hi);
-                GRID_TRY3(j + 2, hi);
-                if (BP_LIKELY(keys[j + 2] > hi)) break;
+        for (; p < pe; ++p) {
+            const uint32_t K = keys[p];
+            const grid_probe pr = grid_probe_make(bx + 6 * p, 3);
+            size_t j = p + 1;
+            for (;;) {
+                GRID_TRY3(j, K + 1);
+                GRID_TRY3(j + 1, K + 1);
+                if (BP_LIKELY(keys[j + 1] > K + 1)) break;
+                j += 2;
+            }
+            for (int r = 0; r < 4; ++r) {
+                const uint32_t lo = K + off[r] - 1, hi = K + off[r] + 1;
+                size_t q = cur[r];
+                GRID_ADVANCE(q, lo);
+                cur[r] = q;
+                for (j = q;; j += 3) {
+                    GRID_TRY3(j, hi);
+                    GRID_TRY3(j + 1, hi);
+                    GRID_TRY3(j + 2, hi);
+                    if (BP_LIKELY(keys[j + 2] > hi)) break;
+                }
             }
         }
     }
@@ -1174,6 +1212,8 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
         g->perm2_cap = tc;
     }
     for (size_t k = n; k < n + GRID_PAD; ++k) g->keys[k] = GRID_SENTINEL;
+    // The dense kernels load 16 ids at a time, past the last box too (ignored lanes).
+    for (size_t k = n; k < n + GRID_PAD; ++k) g->perm[k] = 0;
     // The padding boxes are read (and ignored: their keys are past every range) by the tests.
     memset(g->boxes + (size_t)(2 * d) * n, 0, (size_t)(2 * d) * GRID_PAD * sizeof(float));
     g->n = n;

@@ -1,0 +1,181 @@
+// Method `grid`, sorted layout: the same-level pair pass over crowded cells (docs/grid.md,
+// "Dense cells"). Where many boxes share a cell (`seed` past a few thousand circles: hundreds a
+// cell) a box meets long contiguous runs of the sorted boxes, and the scalar loop of src/grid.c
+// (one box at a time, a branch per hit) spends its time on a compare and a mispredicted branch
+// per candidate. Here the runs are tested 16 boxes at a time with AVX-512: boxes are stored
+// (min, -max), so a box is a hit when every stored lane is <= the probe's; the hits become a
+// mask, and the pairs are compressed in lane order into room reserved in the sink, without a
+// branch per hit. Same runs, same candidates, same pairs in the same order as the scalar loop.
+#include "grid.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX512)
+#define GRID_DENSE_AVX512 1
+#include <immintrin.h>
+#endif
+
+int bp_grid_dense_mode = GRID_DENSE_AUTO;
+
+bool bp_grid_dense_available(void) {
+#if defined(GRID_DENSE_AVX512)
+    return bp_grid_dense_mode != GRID_DENSE_OFF && bp_cpu_avx512() && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+#else
+    return false;
+#endif
+}
+
+#if defined(GRID_DENSE_AVX512)
+#define GRID_DENSE_TARGET __attribute__((target("avx512f,bmi2,popcnt")))
+
+// Writes the pairs (id_p, ids[j + t]) for the lanes t set in `hit` (16 lanes), in lane order,
+// canonical (smaller index first) as bp_sink_put writes them. Room for 16 pairs (plus the one
+// the sink keeps free) is reserved: each half is stored whole, 8 pairs, and only the hits count.
+GRID_DENSE_TARGET static inline void grid_dense_put(bp_sink *sink, __m512i idp, const uint32_t *ids, unsigned hit) {
+    const __m512i idj = _mm512_loadu_si512((const void *)ids);
+    const __m512i lo = _mm512_min_epu32(idp, idj), hi = _mm512_max_epu32(idp, idj);
+    const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    bp_pair *out = sink->buf + sink->count;
+    const unsigned h0 = hit & 0xFFu, h1 = hit >> 8;
+    // Compress into a register, then a full store: a compress to memory is microcoded and slow
+    // on some cores (Zen 4).
+    _mm512_storeu_si512((void *)out, _mm512_maskz_compress_epi64((__mmask8)h0, _mm512_permutex2var_epi32(lo, i0, hi)));
+    const unsigned n0 = (unsigned)__builtin_popcount(h0);
+    _mm512_storeu_si512((void *)(out + n0), _mm512_maskz_compress_epi64((__mmask8)h1, _mm512_permutex2var_epi32(lo, i1, hi)));
+    sink->count += n0 + (unsigned)__builtin_popcount(h1);
+}
+
+// The run of sorted boxes j, j+1, ... while keys[j] <= lim, 16 at a time: the keys say which
+// lanes are in the run (sorted, so a prefix; the sentinels after the last box end any run),
+// four 4-float compares which boxes overlap the probe. A lane is a hit when all four of its
+// compare bits are set: AND the mask with itself shifted by 1 and 2, keep every fourth bit.
+GRID_DENSE_TARGET static inline bp_status grid_dense_run2(const uint32_t *BP_RESTRICT keys, const float *BP_RESTRICT bx,
+                                                           const uint32_t *BP_RESTRICT ids, size_t j, uint32_t lim,
+                                                           __m512 probe, __m512i idp, bp_sink *sink, uint64_t *c) {
+    const __m512i L = _mm512_set1_epi32((int)lim);
+    for (;; j += 16) {
+        const bp_status st = bp_sink_room(sink, 16);
+        if (BP_UNLIKELY(st != BP_OK)) return st;
+        const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L);
+        const float *b = bx + 4 * j;
+        const uint64_t m = (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b), probe, _CMP_LE_OQ) |
+                           (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 16), probe, _CMP_LE_OQ) << 16 |
+                           (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 32), probe, _CMP_LE_OQ) << 32 |
+                           (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 48), probe, _CMP_LE_OQ) << 48;
+        uint64_t a = m & (m >> 1);
+        a &= a >> 2;
+        const unsigned hit = (unsigned)_pext_u64(a, 0x1111111111111111ull) & in;
+        grid_dense_put(sink, idp, ids + j, hit);
+        *c += (unsigned)__builtin_popcount(in);
+        if (in != 0xFFFFu) return BP_OK;
+    }
+}
+
+// 3D: 16 boxes are 96 floats, six registers; the probe's 6 floats repeat with period 6, so
+// three patterns cover 8 boxes (48 floats). A lane is a hit when its 6 compare bits are set.
+GRID_DENSE_TARGET static inline unsigned grid_dense_hits3(const float *b, const __m512 pat[3]) {
+    const uint64_t m = (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b), pat[0], _CMP_LE_OQ) |
+                       (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 16), pat[1], _CMP_LE_OQ) << 16 |
+                       (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 32), pat[2], _CMP_LE_OQ) << 32;
+    const uint64_t a = m & (m >> 1), a4 = a & (a >> 2);
+    return (unsigned)_pext_u64(a4 & (a >> 4), 0x41041041041ull);
+}
+
+GRID_DENSE_TARGET static inline bp_status grid_dense_run3(const uint32_t *BP_RESTRICT keys, const float *BP_RESTRICT bx,
+                                                           const uint32_t *BP_RESTRICT ids, size_t j, uint32_t lim,
+                                                           const __m512 pat[3], __m512i idp, bp_sink *sink,
+                                                           uint64_t *c) {
+    const __m512i L = _mm512_set1_epi32((int)lim);
+    for (;; j += 16) {
+        const bp_status st = bp_sink_room(sink, 16);
+        if (BP_UNLIKELY(st != BP_OK)) return st;
+        const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L);
+        const float *b = bx + 6 * j;
+        const unsigned hit = (grid_dense_hits3(b, pat) | grid_dense_hits3(b + 48, pat) << 8) & in;
+        grid_dense_put(sink, idp, ids + j, hit);
+        *c += (unsigned)__builtin_popcount(in);
+        if (in != 0xFFFFu) return BP_OK;
+    }
+}
+
+// Moves cursor q to the first key >= lo (keys sorted; q never moves back): 16 keys a compare.
+GRID_DENSE_TARGET static inline size_t grid_dense_advance(const uint32_t *keys, size_t q, uint32_t lo) {
+    const __m512i L = _mm512_set1_epi32((int)lo);
+    for (;;) {
+        const unsigned below = _mm512_cmplt_epu32_mask(_mm512_loadu_si512((const void *)(keys + q)), L);
+        q += (size_t)__builtin_ctz(~below);
+        if (below != 0xFFFFu) return q;
+    }
+}
+
+GRID_DENSE_TARGET bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1,
+                                                 size_t *cursor, bp_sink *sink, uint64_t *checks) {
+    const uint32_t *BP_RESTRICT keys = g->keys;
+    const float *BP_RESTRICT bx = g->boxes;
+    const uint32_t *BP_RESTRICT ids = g->perm;
+    const uint32_t sx = L->stride[1];
+    size_t c1 = *cursor;
+    uint64_t c = 0;
+    bp_status st = BP_OK;
+    for (size_t p = p0; p < p1; ++p) {
+        const uint32_t K = keys[p];
+        const float *a = bx + 4 * p;
+        // The probe (max, -min) in every 128-bit lane, as grid_probe_make.
+        const __m128 a4 = _mm_loadu_ps(a);
+        const __m128 pr = _mm_xor_ps(_mm_shuffle_ps(a4, a4, _MM_SHUFFLE(1, 0, 3, 2)), _mm_set1_ps(-0.0f));
+        const __m512 probe = _mm512_broadcast_f32x4(pr);
+        const __m512i idp = _mm512_set1_epi32((int)ids[p]);
+        st = grid_dense_run2(keys, bx, ids, p + 1, K + 1, probe, idp, sink, &c);
+        if (BP_UNLIKELY(st != BP_OK)) break;
+        c1 = grid_dense_advance(keys, c1, K + sx - 1);
+        st = grid_dense_run2(keys, bx, ids, c1, K + sx + 1, probe, idp, sink, &c);
+        if (BP_UNLIKELY(st != BP_OK)) break;
+    }
+    *cursor = c1;
+    *checks += c;
+    return st;
+}
+
+GRID_DENSE_TARGET bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1,
+                                                 size_t cursor[4], bp_sink *sink, uint64_t *checks) {
+    const uint32_t *BP_RESTRICT keys = g->keys;
+    const float *BP_RESTRICT bx = g->boxes;
+    const uint32_t *BP_RESTRICT ids = g->perm;
+    const uint32_t sx = L->stride[1], sxy = L->stride[2];
+    const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
+    // Float f of a group of 8 boxes compares against probe value f mod 6.
+    const __m512i q0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3);
+    const __m512i q1 = _mm512_setr_epi32(4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1);
+    const __m512i q2 = _mm512_setr_epi32(2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5);
+    uint64_t c = 0;
+    bp_status st = BP_OK;
+    for (size_t p = p0; p < p1 && st == BP_OK; ++p) {
+        const uint32_t K = keys[p];
+        const float *a = bx + 6 * p;
+        const float t[16] = {-a[3], -a[4], -a[5], -a[0], -a[1], -a[2]};
+        const __m512 pv = _mm512_loadu_ps(t);
+        const __m512 pat[3] = {_mm512_permutexvar_ps(q0, pv), _mm512_permutexvar_ps(q1, pv),
+                               _mm512_permutexvar_ps(q2, pv)};
+        const __m512i idp = _mm512_set1_epi32((int)ids[p]);
+        st = grid_dense_run3(keys, bx, ids, p + 1, K + 1, pat, idp, sink, &c);
+        for (int r = 0; r < 4 && st == BP_OK; ++r) {
+            cursor[r] = grid_dense_advance(keys, cursor[r], K + off[r] - 1);
+            st = grid_dense_run3(keys, bx, ids, cursor[r], K + off[r] + 1, pat, idp, sink, &c);
+        }
+    }
+    *checks += c;
+    return st;
+}
+#else
+bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
+                               bp_sink *sink, uint64_t *checks) {
+    (void)g, (void)L, (void)p0, (void)p1, (void)cursor, (void)sink, (void)checks;
+    return BP_ERR_INVALID_ARG;  // never called: bp_grid_dense_available() is false
+}
+
+bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],
+                               bp_sink *sink, uint64_t *checks) {
+    (void)g, (void)L, (void)p0, (void)p1, (void)cursor, (void)sink, (void)checks;
+    return BP_ERR_INVALID_ARG;
+}
+#endif
