@@ -244,12 +244,17 @@ void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);
 // step with AVX-512. cursor: the next-row cursor(s) of the scalar loop, advanced alike. Only
 // where bp_grid_dense_available() and the sink keeps every pair (split == 0).
 bool bp_grid_dense_available(void);
+// Stored box a (id) against the sorted boxes j, j+1, ... while keys[j] <= lim and j < end (a row
+// of a region query; end SIZE_MAX: keys alone bound it): pairs in order, the run's length added
+// to *checks.
+bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim,
+                            bp_sink *sink, uint64_t *checks);
 bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
                                bp_sink *sink, uint64_t *checks);
 bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],
                                bp_sink *sink, uint64_t *checks);
 // For tests: GRID_DENSE_OFF runs the scalar loops only, GRID_DENSE_ALWAYS the dense kernels on
-// every block of boxes, crowded or not (where available). Set between calls, never during one.
+// every block of boxes and every cross-level row, crowded or not (where available). Set between calls, never during one.
 enum { GRID_DENSE_AUTO = 0, GRID_DENSE_OFF = 1, GRID_DENSE_ALWAYS = 2 };
 extern int bp_grid_dense_mode;
 

@@ -45,18 +45,25 @@ GRID_DENSE_TARGET static inline void grid_dense_put(bp_sink *sink, __m512i idp, 
     sink->count += n0 + (unsigned)__builtin_popcount(h1);
 }
 
-// The run of sorted boxes j, j+1, ... while keys[j] <= lim, 16 at a time: the keys say which
+// The lanes of the 16 boxes from j that are before position `end` (SIZE_MAX: no bound).
+static inline unsigned grid_dense_below(size_t j, size_t end) {
+    return end - j >= 16 ? 0xFFFFu : (1u << (end - j)) - 1u;
+}
+
+// The run of sorted boxes j, j+1, ... while keys[j] <= lim and j < end, 16 at a time: the keys say which
 // lanes are in the run (sorted, so a prefix; the sentinels after the last box end any run),
 // four 4-float compares which boxes overlap the probe. A lane is a hit when all four of its
 // compare bits are set: AND the mask with itself shifted by 1 and 2, keep every fourth bit.
 GRID_DENSE_TARGET static inline bp_status grid_dense_run2(const uint32_t *BP_RESTRICT keys, const float *BP_RESTRICT bx,
-                                                           const uint32_t *BP_RESTRICT ids, size_t j, uint32_t lim,
-                                                           __m512 probe, __m512i idp, bp_sink *sink, uint64_t *c) {
+                                                           const uint32_t *BP_RESTRICT ids, size_t j, size_t end,
+                                                           uint32_t lim, __m512 probe, __m512i idp, bp_sink *sink,
+                                                           uint64_t *c) {
     const __m512i L = _mm512_set1_epi32((int)lim);
     for (;; j += 16) {
         const bp_status st = bp_sink_room(sink, 16);
         if (BP_UNLIKELY(st != BP_OK)) return st;
-        const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L);
+        const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
+                            grid_dense_below(j, end);
         const float *b = bx + 4 * j;
         const uint64_t m = (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b), probe, _CMP_LE_OQ) |
                            (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 16), probe, _CMP_LE_OQ) << 16 |
@@ -82,14 +89,15 @@ GRID_DENSE_TARGET static inline unsigned grid_dense_hits3(const float *b, const 
 }
 
 GRID_DENSE_TARGET static inline bp_status grid_dense_run3(const uint32_t *BP_RESTRICT keys, const float *BP_RESTRICT bx,
-                                                           const uint32_t *BP_RESTRICT ids, size_t j, uint32_t lim,
-                                                           const __m512 pat[3], __m512i idp, bp_sink *sink,
-                                                           uint64_t *c) {
+                                                           const uint32_t *BP_RESTRICT ids, size_t j, size_t end,
+                                                           uint32_t lim, const __m512 pat[3], __m512i idp,
+                                                           bp_sink *sink, uint64_t *c) {
     const __m512i L = _mm512_set1_epi32((int)lim);
     for (;; j += 16) {
         const bp_status st = bp_sink_room(sink, 16);
         if (BP_UNLIKELY(st != BP_OK)) return st;
-        const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L);
+        const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
+                            grid_dense_below(j, end);
         const float *b = bx + 6 * j;
         const unsigned hit = (grid_dense_hits3(b, pat) | grid_dense_hits3(b + 48, pat) << 8) & in;
         grid_dense_put(sink, idp, ids + j, hit);
@@ -108,6 +116,30 @@ GRID_DENSE_TARGET static inline size_t grid_dense_advance(const uint32_t *keys, 
     }
 }
 
+// The probe of stored box a (min, -max): (max, -min), in every 128-bit lane (grid_probe_make).
+GRID_DENSE_TARGET static inline __m512 grid_dense_probe2(const float *a) {
+    const __m128 a4 = _mm_loadu_ps(a);
+    return _mm512_broadcast_f32x4(_mm_xor_ps(_mm_shuffle_ps(a4, a4, _MM_SHUFFLE(1, 0, 3, 2)), _mm_set1_ps(-0.0f)));
+}
+
+// 3D: float f of a group of 8 boxes compares against probe value f mod 6.
+GRID_DENSE_TARGET static inline void grid_dense_probe3(const float *a, __m512 pat[3]) {
+    const float t[16] = {-a[3], -a[4], -a[5], -a[0], -a[1], -a[2]};
+    const __m512 pv = _mm512_loadu_ps(t);
+    pat[0] = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3), pv);
+    pat[1] = _mm512_permutexvar_ps(_mm512_setr_epi32(4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1), pv);
+    pat[2] = _mm512_permutexvar_ps(_mm512_setr_epi32(2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5), pv);
+}
+
+GRID_DENSE_TARGET bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end,
+                                              uint32_t lim, bp_sink *sink, uint64_t *checks) {
+    const __m512i idp = _mm512_set1_epi32((int)id);
+    if (g->geom.dim == 2) return grid_dense_run2(g->keys, g->boxes, g->perm, j, end, lim, grid_dense_probe2(a), idp, sink, checks);
+    __m512 pat[3];
+    grid_dense_probe3(a, pat);
+    return grid_dense_run3(g->keys, g->boxes, g->perm, j, end, lim, pat, idp, sink, checks);
+}
+
 GRID_DENSE_TARGET bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1,
                                                  size_t *cursor, bp_sink *sink, uint64_t *checks) {
     const uint32_t *BP_RESTRICT keys = g->keys;
@@ -119,16 +151,12 @@ GRID_DENSE_TARGET bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_le
     bp_status st = BP_OK;
     for (size_t p = p0; p < p1; ++p) {
         const uint32_t K = keys[p];
-        const float *a = bx + 4 * p;
-        // The probe (max, -min) in every 128-bit lane, as grid_probe_make.
-        const __m128 a4 = _mm_loadu_ps(a);
-        const __m128 pr = _mm_xor_ps(_mm_shuffle_ps(a4, a4, _MM_SHUFFLE(1, 0, 3, 2)), _mm_set1_ps(-0.0f));
-        const __m512 probe = _mm512_broadcast_f32x4(pr);
+        const __m512 probe = grid_dense_probe2(bx + 4 * p);
         const __m512i idp = _mm512_set1_epi32((int)ids[p]);
-        st = grid_dense_run2(keys, bx, ids, p + 1, K + 1, probe, idp, sink, &c);
+        st = grid_dense_run2(keys, bx, ids, p + 1, SIZE_MAX, K + 1, probe, idp, sink, &c);
         if (BP_UNLIKELY(st != BP_OK)) break;
         c1 = grid_dense_advance(keys, c1, K + sx - 1);
-        st = grid_dense_run2(keys, bx, ids, c1, K + sx + 1, probe, idp, sink, &c);
+        st = grid_dense_run2(keys, bx, ids, c1, SIZE_MAX, K + sx + 1, probe, idp, sink, &c);
         if (BP_UNLIKELY(st != BP_OK)) break;
     }
     *cursor = c1;
@@ -143,30 +171,29 @@ GRID_DENSE_TARGET bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_le
     const uint32_t *BP_RESTRICT ids = g->perm;
     const uint32_t sx = L->stride[1], sxy = L->stride[2];
     const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
-    // Float f of a group of 8 boxes compares against probe value f mod 6.
-    const __m512i q0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3);
-    const __m512i q1 = _mm512_setr_epi32(4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1);
-    const __m512i q2 = _mm512_setr_epi32(2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5);
     uint64_t c = 0;
     bp_status st = BP_OK;
     for (size_t p = p0; p < p1 && st == BP_OK; ++p) {
         const uint32_t K = keys[p];
-        const float *a = bx + 6 * p;
-        const float t[16] = {-a[3], -a[4], -a[5], -a[0], -a[1], -a[2]};
-        const __m512 pv = _mm512_loadu_ps(t);
-        const __m512 pat[3] = {_mm512_permutexvar_ps(q0, pv), _mm512_permutexvar_ps(q1, pv),
-                               _mm512_permutexvar_ps(q2, pv)};
+        __m512 pat[3];
+        grid_dense_probe3(bx + 6 * p, pat);
         const __m512i idp = _mm512_set1_epi32((int)ids[p]);
-        st = grid_dense_run3(keys, bx, ids, p + 1, K + 1, pat, idp, sink, &c);
+        st = grid_dense_run3(keys, bx, ids, p + 1, SIZE_MAX, K + 1, pat, idp, sink, &c);
         for (int r = 0; r < 4 && st == BP_OK; ++r) {
             cursor[r] = grid_dense_advance(keys, cursor[r], K + off[r] - 1);
-            st = grid_dense_run3(keys, bx, ids, cursor[r], K + off[r] + 1, pat, idp, sink, &c);
+            st = grid_dense_run3(keys, bx, ids, cursor[r], SIZE_MAX, K + off[r] + 1, pat, idp, sink, &c);
         }
     }
     *checks += c;
     return st;
 }
 #else
+bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim,
+                            bp_sink *sink, uint64_t *checks) {
+    (void)g, (void)a, (void)id, (void)j, (void)end, (void)lim, (void)sink, (void)checks;
+    return BP_ERR_INVALID_ARG;  // never called: bp_grid_dense_available() is false
+}
+
 bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
                                bp_sink *sink, uint64_t *checks) {
     (void)g, (void)L, (void)p0, (void)p1, (void)cursor, (void)sink, (void)checks;

@@ -1093,7 +1093,16 @@ static int test_dense(void) {
                         dense_box(buf[0] + n++ * w, dim, c, e);
                     }
         CHECK(dense_compare("touching", dim, boxes, n, 1, 0.0f) == 0);
-        // 4. A seed-like crowd (circles of radius 5, hundreds a cell), two frames (the second
+        // 4. Sizes over decades and a few boxes as large as the stage: coarser levels, whose
+        // boxes meet the finer ones by rows of a region query or by a scan of a whole level.
+        n = 2000;
+        for (size_t i = 0; i < n; ++i) {
+            const double r = i < 3 ? 60.0 : exp(uni(&R, log(0.1), log(30.0)));
+            for (int a = 0; a < dim; ++a) c[a] = uni(&R, 0.0, 100.0), e[a] = r * uni(&R, 0.5, 1.0);
+            dense_box(buf[0] + i * w, dim, c, e);
+        }
+        CHECK(dense_compare("sizes", dim, boxes, n, 1, 0.0f) == 0);
+        // 5. A seed-like crowd (circles of radius 5, hundreds a cell), two frames (the second
         // coherent), and a larger one whose second frame streams (a million pairs and more).
         const size_t crowd[2] = {3000, MAXN};
         const double stage[2] = {dim == 2 ? 300.0 : 60.0, dim == 2 ? 40.0 : 25.0};
