@@ -704,12 +704,15 @@ static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, u
 
 // Crowded cells go to the AVX-512 kernels of src/grid_dense.c, decided per block of this many
 // boxes: a block is crowded when at least GRID_DENSE_SHARED_NUM / GRID_DENSE_SHARED_DEN of its
-// boxes share the cell of the box before (about 4 or more boxes a cell). There a box's runs are
-// long (`seed` 100,000: ~3,800 candidates a box) and 16 candidates a compare pay; in sparse
+// boxes share the cell of the box before (1.5 boxes a cell or more). There a box's runs are
+// long (`seed` 100,000: ~2,000 candidates a box) and 16 candidates a compare pay; in sparse
 // cells (`uniform`: under one box a cell) the scalar loop's few branch-free tests are cheaper.
+// Measured at 1,000,000 (docs/grid.md, "Dense cells"): with every block dense, `uniform` 2D
+// 23 -> 33 ms and `mixed` 30 -> 41; with 1/3, `clustered` 42 -> 35 and the others unchanged;
+// 1/2 and 3/4 left part of `clustered` scalar.
 #define GRID_DENSE_BLOCK 64
-#define GRID_DENSE_SHARED_NUM 3
-#define GRID_DENSE_SHARED_DEN 4
+#define GRID_DENSE_SHARED_NUM 1
+#define GRID_DENSE_SHARED_DEN 3
 
 // Cross-level rows of at least this many boxes go to the AVX-512 run (bp_grid_dense_run); shorter
 // ones stay scalar: a 16-box step and a call cost more than a few scalar tests (`sticks` 2D
