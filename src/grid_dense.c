@@ -27,22 +27,44 @@ bool bp_grid_dense_available(void) {
 #if defined(GRID_DENSE_AVX512)
 #define GRID_DENSE_TARGET __attribute__((target("avx512f,bmi2,popcnt")))
 
-// Writes the pairs (id_p, ids[j + t]) for the lanes t set in `hit` (16 lanes), in lane order,
-// canonical (smaller index first) as bp_sink_put writes them. Room for 16 pairs (plus the one
-// the sink keeps free) is reserved: each half is stored whole, 8 pairs, and only the hits count.
-GRID_DENSE_TARGET static inline void grid_dense_put(bp_sink *sink, __m512i idp, const uint32_t *ids, unsigned hit) {
+// Writes the pairs (id_p, ids[j + t]) for the lanes t set in `hit` (16 lanes) at out, in lane
+// order, canonical (smaller index first) as bp_sink_put writes them; returns how many. Room for
+// 16 pairs (plus the one the sink keeps free) is reserved: each half is stored whole, 8 pairs,
+// and only the hits count.
+GRID_DENSE_TARGET static inline size_t grid_dense_put(bp_pair *out, __m512i idp, const uint32_t *ids, unsigned hit) {
     const __m512i idj = _mm512_loadu_si512((const void *)ids);
     const __m512i lo = _mm512_min_epu32(idp, idj), hi = _mm512_max_epu32(idp, idj);
     const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    bp_pair *out = sink->buf + sink->count;
     const unsigned h0 = hit & 0xFFu, h1 = hit >> 8;
     // Compress into a register, then a full store: a compress to memory is microcoded and slow
     // on some cores (Zen 4).
     _mm512_storeu_si512((void *)out, _mm512_maskz_compress_epi64((__mmask8)h0, _mm512_permutex2var_epi32(lo, i0, hi)));
-    const unsigned n0 = (unsigned)__builtin_popcount(h0);
+    const size_t n0 = (size_t)__builtin_popcount(h0);
     _mm512_storeu_si512((void *)(out + n0), _mm512_maskz_compress_epi64((__mmask8)h1, _mm512_permutex2var_epi32(lo, i1, hi)));
-    sink->count += n0 + (unsigned)__builtin_popcount(h1);
+    return n0 + (size_t)__builtin_popcount(h1);
+}
+
+// The sink's buffer and count held in registers through a run (the pair stores could alias the
+// sink's fields, so through the pointer every step would reload them and wait on the last
+// step's count): written back before a flush and at the end.
+typedef struct grid_dense_out {
+    bp_pair *buf;
+    size_t count, cap;
+} grid_dense_out;
+
+static inline grid_dense_out grid_dense_open(const bp_sink *sink) {
+    grid_dense_out o = {sink->buf, sink->count, sink->cap};
+    return o;
+}
+
+// bp_sink_room(sink, 16) on the held copy.
+static inline bp_status grid_dense_room(bp_sink *sink, grid_dense_out *o) {
+    if (BP_LIKELY(o->cap - o->count > 16)) return BP_OK;
+    sink->count = o->count;
+    const bp_status st = sink->flush(sink);
+    *o = grid_dense_open(sink);
+    return st;
 }
 
 // The lanes of the 16 boxes from j that are before position `end` (SIZE_MAX: no bound).
@@ -59,9 +81,12 @@ GRID_DENSE_TARGET static inline bp_status grid_dense_run2(const uint32_t *BP_RES
                                                            uint32_t lim, __m512 probe, __m512i idp, bp_sink *sink,
                                                            uint64_t *c) {
     const __m512i L = _mm512_set1_epi32((int)lim);
+    grid_dense_out o = grid_dense_open(sink);
+    uint64_t cand = 0;
+    bp_status st = BP_OK;
     for (;; j += 16) {
-        const bp_status st = bp_sink_room(sink, 16);
-        if (BP_UNLIKELY(st != BP_OK)) return st;
+        st = grid_dense_room(sink, &o);
+        if (BP_UNLIKELY(st != BP_OK)) break;
         const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
                             grid_dense_below(j, end);
         const float *b = bx + 4 * j;
@@ -72,10 +97,13 @@ GRID_DENSE_TARGET static inline bp_status grid_dense_run2(const uint32_t *BP_RES
         uint64_t a = m & (m >> 1);
         a &= a >> 2;
         const unsigned hit = (unsigned)_pext_u64(a, 0x1111111111111111ull) & in;
-        grid_dense_put(sink, idp, ids + j, hit);
-        *c += (unsigned)__builtin_popcount(in);
-        if (in != 0xFFFFu) return BP_OK;
+        o.count += grid_dense_put(o.buf + o.count, idp, ids + j, hit);
+        cand += (unsigned)__builtin_popcount(in);
+        if (in != 0xFFFFu) break;
     }
+    sink->count = o.count;
+    *c += cand;
+    return st;
 }
 
 // 3D: 16 boxes are 96 floats, six registers; the probe's 6 floats repeat with period 6, so
@@ -93,17 +121,23 @@ GRID_DENSE_TARGET static inline bp_status grid_dense_run3(const uint32_t *BP_RES
                                                            uint32_t lim, const __m512 pat[3], __m512i idp,
                                                            bp_sink *sink, uint64_t *c) {
     const __m512i L = _mm512_set1_epi32((int)lim);
+    grid_dense_out o = grid_dense_open(sink);
+    uint64_t cand = 0;
+    bp_status st = BP_OK;
     for (;; j += 16) {
-        const bp_status st = bp_sink_room(sink, 16);
-        if (BP_UNLIKELY(st != BP_OK)) return st;
+        st = grid_dense_room(sink, &o);
+        if (BP_UNLIKELY(st != BP_OK)) break;
         const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
                             grid_dense_below(j, end);
         const float *b = bx + 6 * j;
         const unsigned hit = (grid_dense_hits3(b, pat) | grid_dense_hits3(b + 48, pat) << 8) & in;
-        grid_dense_put(sink, idp, ids + j, hit);
-        *c += (unsigned)__builtin_popcount(in);
-        if (in != 0xFFFFu) return BP_OK;
+        o.count += grid_dense_put(o.buf + o.count, idp, ids + j, hit);
+        cand += (unsigned)__builtin_popcount(in);
+        if (in != 0xFFFFu) break;
     }
+    sink->count = o.count;
+    *c += cand;
+    return st;
 }
 
 // Moves cursor q to the first key >= lo (keys sorted; q never moves back): 16 keys a compare.
