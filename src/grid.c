@@ -721,7 +721,7 @@ static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, u
 
 // Whether the boxes [b, e) are crowded (see GRID_DENSE_BLOCK); always true when forced (tests).
 static inline bool grid_block_crowded(const uint32_t *keys, size_t b, size_t e) {
-    if (bp_grid_dense_mode == GRID_DENSE_ALWAYS) return true;
+    if (bp_grid_dense_mode >= GRID_DENSE_ALWAYS) return true;
     unsigned shared = 0;
     for (size_t k = b + 1; k < e; ++k) shared += keys[k] == keys[k - 1];
     return (size_t)shared * GRID_DENSE_SHARED_DEN >= (e - b) * GRID_DENSE_SHARED_NUM;
@@ -857,7 +857,7 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                 // Rows about as many as boxes (a box spanning a huge extent, or a level of a few
                 // boxes): a search per row would cost in proportion to the extent (issue #17), a
                 // scan of the level to its boxes, never more than brute force.
-                if (dense && (L->end - L->begin >= GRID_DENSE_ROW_MIN || bp_grid_dense_mode == GRID_DENSE_ALWAYS)) {
+                if (dense && (L->end - L->begin >= GRID_DENSE_ROW_MIN || bp_grid_dense_mode >= GRID_DENSE_ALWAYS)) {
                     bp_status st = bp_grid_dense_run(g, a, ids[p], L->begin, L->end, GRID_SENTINEL - 1, sink, &c);
                     if (st != BP_OK) return st;
                     continue;
@@ -878,7 +878,7 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                                                     (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
                     const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
                     size_t j = grid_lower_bound(g, l, klo);
-                    if (dense && (keys[j + GRID_DENSE_ROW_MIN - 1] <= khi || bp_grid_dense_mode == GRID_DENSE_ALWAYS)) {
+                    if (dense && (keys[j + GRID_DENSE_ROW_MIN - 1] <= khi || bp_grid_dense_mode >= GRID_DENSE_ALWAYS)) {
                         // A long row (keys sorted: at least GRID_DENSE_ROW_MIN boxes): the same
                         // run, 16 candidates a step (an empty row, when forced, counts one).
                         c += keys[j] > khi;

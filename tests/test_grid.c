@@ -920,13 +920,15 @@ static int test_crowding(void) {
 // Crowded cells (src/grid_dense.c): the AVX-512 kernels must give the scalar loop's pairs in
 // the scalar loop's order, with the same check count, in buffer mode (plain and streamed), in
 // callback mode (batches flushed in the middle of runs) and with workers (tasks starting
-// mid-level). The library's internal switch (a static build's hidden symbol) forces each path.
+// mid-level), with the AVX-512 kernels and with the AVX2 ones. The library's internal switch (a
+// static build's hidden symbol) forces each path.
 #if defined(BP_STATIC)
 extern int bp_grid_dense_mode;
 extern bool bp_grid_dense_available(void);
 #define DENSE_AUTO 0
 #define DENSE_OFF 1
 #define DENSE_ALWAYS 2
+#define DENSE_AVX2 3
 
 typedef struct seq {
     bp_pair *p;
@@ -1006,7 +1008,8 @@ static int dense_compare(const char *what, int dim, const float *const *boxes, s
         int mode;
         bool callback;
         int workers;
-    } runs[] = {{DENSE_ALWAYS, false, 1}, {DENSE_AUTO, false, 1}, {DENSE_ALWAYS, true, 1}, {DENSE_ALWAYS, false, 2}};
+    } runs[] = {{DENSE_ALWAYS, false, 1}, {DENSE_AUTO, false, 1}, {DENSE_ALWAYS, true, 1}, {DENSE_ALWAYS, false, 2},
+                {DENSE_AVX2, false, 1}, {DENSE_AVX2, true, 1}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; ++r) {
         CHECK(dense_run(dim, boxes, n, frames, cell, runs[r].mode, runs[r].callback, runs[r].workers, &got,
                         &got_checks) == 0);
@@ -1022,6 +1025,9 @@ static int dense_compare(const char *what, int dim, const float *const *boxes, s
     seq cb_ref;
     CHECK(dense_run(dim, boxes, n, frames, cell, DENSE_OFF, true, 1, &cb_ref, &ref_checks) == 0);
     CHECK(dense_run(dim, boxes, n, frames, cell, DENSE_ALWAYS, true, 1, &got, &got_checks) == 0);
+    CHECK(cb_ref.batches == got.batches && cb_ref.batch_sizes_hash == got.batch_sizes_hash);
+    free(got.p);
+    CHECK(dense_run(dim, boxes, n, frames, cell, DENSE_AVX2, true, 1, &got, &got_checks) == 0);
     CHECK(cb_ref.batches == got.batches && cb_ref.batch_sizes_hash == got.batch_sizes_hash);
     free(cb_ref.p);
     free(got.p);
@@ -1051,7 +1057,7 @@ static void dense_box(float *b, int dim, const double *c, const double *e) {
 }
 
 static int test_dense(void) {
-    if (!bp_grid_dense_available()) printf("dense: no AVX-512 here; the scalar loop against itself\n");
+    if (!bp_grid_dense_available()) printf("dense: no dense kernels in this build or on this CPU; the scalar loop against itself\n");
     uint64_t R = g_seed;
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim;
