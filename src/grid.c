@@ -702,8 +702,8 @@ static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, u
     return a;
 }
 
-// Crowded cells go to the AVX-512 kernels of src/grid_dense.c, decided per block of this many
-// boxes: a block is crowded when at least GRID_DENSE_SHARED_NUM / GRID_DENSE_SHARED_DEN of its
+// Crowded cells go to the SIMD kernels of src/grid_dense.c (AVX-512 or AVX2), decided per block of
+// this many boxes: a block is crowded when GRID_DENSE_SHARED_NUM / GRID_DENSE_SHARED_DEN of its
 // boxes share the cell of the box before (1.5 boxes a cell or more). There a box's runs are
 // long (`seed` 100,000: ~2,000 candidates a box) and 16 candidates a compare pay; in sparse
 // cells (`uniform`: under one box a cell) the scalar loop's few branch-free tests are cheaper.
@@ -714,7 +714,7 @@ static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, u
 #define GRID_DENSE_SHARED_NUM 1
 #define GRID_DENSE_SHARED_DEN 3
 
-// Cross-level rows of at least this many boxes go to the AVX-512 run (bp_grid_dense_run); shorter
+// Cross-level rows of at least this many boxes go to the SIMD run (bp_grid_dense_run); shorter
 // ones stay scalar: a 16-box step and a call cost more than a few scalar tests (`sticks` 2D
 // 100,000 went from 10.9 to 17.9 ms with every row in steps, `sizes` 3D from 289 to 126).
 #define GRID_DENSE_ROW_MIN 8
@@ -831,7 +831,7 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
-    // Rows of boxes sorted by key, as in the same-level pass: the AVX-512 runs where there.
+    // Rows of boxes sorted by key, as in the same-level pass: the SIMD runs where there.
     const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
     for (size_t p = p0; p < p1; ++p) {

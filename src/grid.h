@@ -241,8 +241,8 @@ void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);
 
 // Crowded cells (src/grid_dense.c): the same-level pairs of boxes [p0, p1) of level L, as the
 // scalar loops of src/grid.c find them (same pairs, same order, same checks), 16 candidates a
-// step with AVX-512 (8 with AVX2). cursor: the next-row cursor(s) of the scalar loop, advanced alike. Only
-// where bp_grid_dense_available() and the sink keeps every pair (split == 0).
+// step with AVX-512, 8 with AVX2. cursor: the next-row cursor(s) of the scalar loop, advanced
+// alike. Only where bp_grid_dense_available() and the sink keeps every pair (split == 0).
 bool bp_grid_dense_available(void);
 // Stored box a (id) against the sorted boxes j, j+1, ... while keys[j] <= lim and j < end (a row
 // of a region query; end SIZE_MAX: keys alone bound it): pairs in order, the run's length added
