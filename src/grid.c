@@ -718,6 +718,10 @@ static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, u
 // ones stay scalar: a 16-box step and a call cost more than a few scalar tests (`sticks` 2D
 // 100,000 went from 10.9 to 17.9 ms with every row in steps, `sizes` 3D from 289 to 126).
 #define GRID_DENSE_ROW_MIN 8
+// Cross-level rows whose starts are looked up together (grid_cross_pairs): a row's start is a
+// load of the cell index (or a search of the row index) and then of its keys, likely cache
+// misses both; looked up one row at a time, each waited for the last.
+#define GRID_ROW_BATCH 32
 
 // Whether the boxes [b, e) are crowded (see GRID_DENSE_BLOCK); always true when forced (tests).
 static inline bool grid_block_crowded(const uint32_t *keys, size_t b, size_t e) {
@@ -872,12 +876,29 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                 c += L->end - L->begin;
                 continue;
             }
-            for (int64_t z = lo[2]; z <= hi[2]; ++z) {
-                for (int64_t y = lo[1]; y <= hi[1]; ++y) {
+            // Rows in batches: first every row's start (independent loads of the index, then
+            // prefetches of its first keys and boxes, all in flight at once), then the rows in
+            // order, z outer and y inner.
+            int64_t y = lo[1], z = lo[2];
+            for (uint64_t r0 = 0; r0 < rows; r0 += GRID_ROW_BATCH) {
+                const uint64_t nr = rows - r0 < GRID_ROW_BATCH ? rows - r0 : GRID_ROW_BATCH;
+                size_t start[GRID_ROW_BATCH];
+                uint32_t last[GRID_ROW_BATCH];
+                for (uint64_t r = 0; r < nr; ++r) {
                     const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->stride[2] +
                                                     (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
-                    const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
-                    size_t j = grid_lower_bound(g, l, klo);
+                    last[r] = klo + (uint32_t)(hi[0] - lo[0]);
+                    start[r] = grid_lower_bound(g, l, klo);
+                    GRID_PREFETCH_READ(keys + start[r]);
+                    GRID_PREFETCH_READ(bx + (size_t)(2 * d) * start[r]);
+                    if (++y > hi[1]) {
+                        y = lo[1];
+                        ++z;
+                    }
+                }
+                for (uint64_t r = 0; r < nr; ++r) {
+                    const uint32_t khi = last[r];
+                    size_t j = start[r];
                     if (dense && (keys[j + GRID_DENSE_ROW_MIN - 1] <= khi || bp_grid_dense_mode >= GRID_DENSE_ALWAYS)) {
                         // A long row (keys sorted: at least GRID_DENSE_ROW_MIN boxes): the same
                         // run, 16 candidates a step (an empty row, when forced, counts one).
