@@ -33,6 +33,17 @@
 #ifndef GRID_CELL_FACTOR_3D
 #define GRID_CELL_FACTOR_3D 1.25
 #endif
+// Crowded boxes (the cells of GRID_CELL_FACTOR_* would hold this many boxes or more on average,
+// from the spacing of the bulk): cells of this many times the typical extent instead. There the
+// time goes to the candidates of a box's runs (4.5 cells' worth, against a pair region of two
+// extents squared), not to the cells: `seed` 100,000 tests 380 million candidates for 82
+// million pairs with 1.5x cells (docs/grid.md, "Dense cells").
+#ifndef GRID_CELL_FACTOR_DENSE
+#define GRID_CELL_FACTOR_DENSE 1.05
+#endif
+#ifndef GRID_DENSE_CELL_BOXES
+#define GRID_DENSE_CELL_BOXES 16.0
+#endif
 // The extent that sizes the cells counts at most this many times the box's smallest extent.
 #ifndef GRID_ELONGATION
 #define GRID_ELONGATION 4.0
@@ -153,6 +164,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         double bulk = (qhi[a] - qlo[a]) / 0.9;
         double spacing = n ? bulk / pow((double)n, 1.0 / d) : 0.0;
         double c = (d == 2 ? GRID_CELL_FACTOR_2D : GRID_CELL_FACTOR_3D) * typical;
+        if (spacing > 0.0 && pow(c / spacing, d) >= GRID_DENSE_CELL_BOXES) c = GRID_CELL_FACTOR_DENSE * typical;
         if (c < GRID_SPACING_FACTOR * spacing) c = GRID_SPACING_FACTOR * spacing;
         if (user_cell > 0.0f) c = (double)user_cell;
         // Everything identical: any positive cell will do; keep it relative to the coordinates.
@@ -690,9 +702,39 @@ static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, u
     return a;
 }
 
+// Crowded cells go to the SIMD kernels of src/grid_dense.c (AVX-512 or AVX2), decided per block of
+// this many boxes: a block is crowded when GRID_DENSE_SHARED_NUM / GRID_DENSE_SHARED_DEN of its
+// boxes share the cell of the box before (1.5 boxes a cell or more). There a box's runs are
+// long (`seed` 100,000: ~2,000 candidates a box) and 16 candidates a compare pay; in sparse
+// cells (`uniform`: under one box a cell) the scalar loop's few branch-free tests are cheaper.
+// Measured at 1,000,000 (docs/grid.md, "Dense cells"): with every block dense, `uniform` 2D
+// 23 -> 33 ms and `mixed` 30 -> 41; with 1/3, `clustered` 42 -> 35 and the others unchanged;
+// 1/2 and 3/4 left part of `clustered` scalar.
+#define GRID_DENSE_BLOCK 64
+#define GRID_DENSE_SHARED_NUM 1
+#define GRID_DENSE_SHARED_DEN 3
+
+// Cross-level rows of at least this many boxes go to the SIMD run (bp_grid_dense_run); shorter
+// ones stay scalar: a 16-box step and a call cost more than a few scalar tests (`sticks` 2D
+// 100,000 went from 10.9 to 17.9 ms with every row in steps, `sizes` 3D from 289 to 126).
+#define GRID_DENSE_ROW_MIN 8
+// Cross-level rows whose starts are looked up together (grid_cross_pairs): a row's start is a
+// load of the cell index (or a search of the row index) and then of its keys, likely cache
+// misses both; looked up one row at a time, each waited for the last.
+#define GRID_ROW_BATCH 32
+
+// Whether the boxes [b, e) are crowded (see GRID_DENSE_BLOCK); always true when forced (tests).
+static inline bool grid_block_crowded(const uint32_t *keys, size_t b, size_t e) {
+    if (bp_grid_dense_mode >= GRID_DENSE_ALWAYS) return true;
+    unsigned shared = 0;
+    for (size_t k = b + 1; k < e; ++k) shared += keys[k] == keys[k - 1];
+    return (size_t)shared * GRID_DENSE_SHARED_DEN >= (e - b) * GRID_DENSE_SHARED_NUM;
+}
+
 // Same-level pairs, 2D: box p meets the rest of its cell and the next cell (keys K, K+1, after
 // p) and the three cells of the next row (keys K+S-1 .. K+S+1), found by a cursor. Boxes
-// [p0, p1) of the level.
+// [p0, p1) of the level; crowded blocks of them through bp_grid_dense_pairs2 (same pairs, same
+// order).
 static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, bp_sink *sink,
                                    uint64_t *checks) {
     const uint32_t *BP_RESTRICT keys = g->keys;
@@ -700,24 +742,34 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t
     const uint32_t *BP_RESTRICT ids = g->perm;
     const uint32_t sx = L->stride[1];
     size_t c1 = p0 < p1 ? grid_cursor_at(g, L, p0, keys[p0] + sx - 1) : p0;
+    const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
-    for (size_t p = p0; p < p1; ++p) {
-        const uint32_t K = keys[p];
-        const grid_probe pr = grid_probe_make(bx + 4 * p, 2);
-        size_t j = p + 1;
-        for (;;) {
-            GRID_TRY2(j, K + 1);
-            GRID_TRY2(j + 1, K + 1);
-            if (BP_LIKELY(keys[j + 1] > K + 1)) break;
-            j += 2;
+    for (size_t p = p0; p < p1;) {
+        const size_t pe = p1 - p > GRID_DENSE_BLOCK ? p + GRID_DENSE_BLOCK : p1;
+        if (dense && grid_block_crowded(keys, p, pe)) {
+            bp_status st = bp_grid_dense_pairs2(g, L, p, pe, &c1, sink, &c);
+            if (st != BP_OK) return st;
+            p = pe;
+            continue;
         }
-        const uint32_t lo = K + sx - 1, hi = K + sx + 1;
-        GRID_ADVANCE(c1, lo);
-        for (j = c1;; j += 3) {
-            GRID_TRY2(j, hi);
-            GRID_TRY2(j + 1, hi);
-            GRID_TRY2(j + 2, hi);
-            if (BP_LIKELY(keys[j + 2] > hi)) break;
+        for (; p < pe; ++p) {
+            const uint32_t K = keys[p];
+            const grid_probe pr = grid_probe_make(bx + 4 * p, 2);
+            size_t j = p + 1;
+            for (;;) {
+                GRID_TRY2(j, K + 1);
+                GRID_TRY2(j + 1, K + 1);
+                if (BP_LIKELY(keys[j + 1] > K + 1)) break;
+                j += 2;
+            }
+            const uint32_t lo = K + sx - 1, hi = K + sx + 1;
+            GRID_ADVANCE(c1, lo);
+            for (j = c1;; j += 3) {
+                GRID_TRY2(j, hi);
+                GRID_TRY2(j + 1, hi);
+                GRID_TRY2(j + 2, hi);
+                if (BP_LIKELY(keys[j + 2] > hi)) break;
+            }
         }
     }
     *checks += c;
@@ -726,7 +778,7 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t
 
 // Same-level pairs, 3D: the 13 forward neighbours are four runs of three consecutive keys
 // (next row; previous, same and next row of the next plane) besides the next cell. Boxes
-// [p0, p1) of the level.
+// [p0, p1) of the level; crowded blocks through bp_grid_dense_pairs3.
 static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, bp_sink *sink,
                                    uint64_t *checks) {
     const uint32_t *BP_RESTRICT keys = g->keys;
@@ -736,27 +788,37 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
     const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
     size_t cur[4] = {p0, p0, p0, p0};
     for (int r = 0; r < 4 && p0 < p1; ++r) cur[r] = grid_cursor_at(g, L, p0, keys[p0] + off[r] - 1);
+    const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
-    for (size_t p = p0; p < p1; ++p) {
-        const uint32_t K = keys[p];
-        const grid_probe pr = grid_probe_make(bx + 6 * p, 3);
-        size_t j = p + 1;
-        for (;;) {
-            GRID_TRY3(j, K + 1);
-            GRID_TRY3(j + 1, K + 1);
-            if (BP_LIKELY(keys[j + 1] > K + 1)) break;
-            j += 2;
+    for (size_t p = p0; p < p1;) {
+        const size_t pe = p1 - p > GRID_DENSE_BLOCK ? p + GRID_DENSE_BLOCK : p1;
+        if (dense && grid_block_crowded(keys, p, pe)) {
+            bp_status st = bp_grid_dense_pairs3(g, L, p, pe, cur, sink, &c);
+            if (st != BP_OK) return st;
+            p = pe;
+            continue;
         }
-        for (int r = 0; r < 4; ++r) {
-            const uint32_t lo = K + off[r] - 1, hi = K + off[r] + 1;
-            size_t q = cur[r];
-            GRID_ADVANCE(q, lo);
-            cur[r] = q;
-            for (j = q;; j += 3) {
-                GRID_TRY3(j, hi);
-                GRID_TRY3(j + 1, hi);
-                GRID_TRY3(j + 2, hi);
-                if (BP_LIKELY(keys[j + 2] > hi)) break;
+        for (; p < pe; ++p) {
+            const uint32_t K = keys[p];
+            const grid_probe pr = grid_probe_make(bx + 6 * p, 3);
+            size_t j = p + 1;
+            for (;;) {
+                GRID_TRY3(j, K + 1);
+                GRID_TRY3(j + 1, K + 1);
+                if (BP_LIKELY(keys[j + 1] > K + 1)) break;
+                j += 2;
+            }
+            for (int r = 0; r < 4; ++r) {
+                const uint32_t lo = K + off[r] - 1, hi = K + off[r] + 1;
+                size_t q = cur[r];
+                GRID_ADVANCE(q, lo);
+                cur[r] = q;
+                for (j = q;; j += 3) {
+                    GRID_TRY3(j, hi);
+                    GRID_TRY3(j + 1, hi);
+                    GRID_TRY3(j + 2, hi);
+                    if (BP_LIKELY(keys[j + 2] > hi)) break;
+                }
             }
         }
     }
@@ -773,6 +835,8 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
+    // Rows of boxes sorted by key, as in the same-level pass: the SIMD runs where there.
+    const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
     for (size_t p = p0; p < p1; ++p) {
         const float *a = bx + (size_t)(2 * d) * p;
@@ -797,6 +861,11 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                 // Rows about as many as boxes (a box spanning a huge extent, or a level of a few
                 // boxes): a search per row would cost in proportion to the extent (issue #17), a
                 // scan of the level to its boxes, never more than brute force.
+                if (dense && (L->end - L->begin >= GRID_DENSE_ROW_MIN || bp_grid_dense_mode >= GRID_DENSE_ALWAYS)) {
+                    bp_status st = bp_grid_dense_run(g, a, ids[p], L->begin, L->end, GRID_SENTINEL - 1, sink, &c);
+                    if (st != BP_OK) return st;
+                    continue;
+                }
                 for (size_t j = L->begin; j < L->end; ++j) {
                     const float *b = bx + (size_t)(2 * d) * j;
                     const unsigned hit = (unsigned)(d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b));
@@ -807,12 +876,37 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                 c += L->end - L->begin;
                 continue;
             }
-            for (int64_t z = lo[2]; z <= hi[2]; ++z) {
-                for (int64_t y = lo[1]; y <= hi[1]; ++y) {
+            // Rows in batches: first every row's start (independent loads of the index, then
+            // prefetches of its first keys and boxes, all in flight at once), then the rows in
+            // order, z outer and y inner.
+            int64_t y = lo[1], z = lo[2];
+            for (uint64_t r0 = 0; r0 < rows; r0 += GRID_ROW_BATCH) {
+                const uint64_t nr = rows - r0 < GRID_ROW_BATCH ? rows - r0 : GRID_ROW_BATCH;
+                size_t start[GRID_ROW_BATCH];
+                uint32_t last[GRID_ROW_BATCH];
+                for (uint64_t r = 0; r < nr; ++r) {
                     const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->stride[2] +
                                                     (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
-                    const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
-                    size_t j = grid_lower_bound(g, l, klo);
+                    last[r] = klo + (uint32_t)(hi[0] - lo[0]);
+                    start[r] = grid_lower_bound(g, l, klo);
+                    GRID_PREFETCH_READ(keys + start[r]);
+                    GRID_PREFETCH_READ(bx + (size_t)(2 * d) * start[r]);
+                    if (++y > hi[1]) {
+                        y = lo[1];
+                        ++z;
+                    }
+                }
+                for (uint64_t r = 0; r < nr; ++r) {
+                    const uint32_t khi = last[r];
+                    size_t j = start[r];
+                    if (dense && (keys[j + GRID_DENSE_ROW_MIN - 1] <= khi || bp_grid_dense_mode >= GRID_DENSE_ALWAYS)) {
+                        // A long row (keys sorted: at least GRID_DENSE_ROW_MIN boxes): the same
+                        // run, 16 candidates a step (an empty row, when forced, counts one).
+                        c += keys[j] > khi;
+                        bp_status st = bp_grid_dense_run(g, a, ids[p], j, SIZE_MAX, khi, sink, &c);
+                        if (st != BP_OK) return st;
+                        continue;
+                    }
                     const size_t j0 = j;
                     // Without a branch on the hit: long boxes meet many, and hits are then too
                     // frequent to predict (sticks: two candidates in five are pairs).
@@ -1174,6 +1268,8 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
         g->perm2_cap = tc;
     }
     for (size_t k = n; k < n + GRID_PAD; ++k) g->keys[k] = GRID_SENTINEL;
+    // The dense kernels load 16 ids at a time, past the last box too (ignored lanes).
+    for (size_t k = n; k < n + GRID_PAD; ++k) g->perm[k] = 0;
     // The padding boxes are read (and ignored: their keys are past every range) by the tests.
     memset(g->boxes + (size_t)(2 * d) * n, 0, (size_t)(2 * d) * GRID_PAD * sizeof(float));
     g->n = n;

@@ -239,6 +239,27 @@ bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_quer
 bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f);
 void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);
 
+// Crowded cells (src/grid_dense.c): the same-level pairs of boxes [p0, p1) of level L, as the
+// scalar loops of src/grid.c find them (same pairs, same order, same checks), 16 candidates a
+// step with AVX-512, 8 with AVX2. cursor: the next-row cursor(s) of the scalar loop, advanced
+// alike. Only where bp_grid_dense_available() and the sink keeps every pair (split == 0).
+bool bp_grid_dense_available(void);
+// Stored box a (id) against the sorted boxes j, j+1, ... while keys[j] <= lim and j < end (a row
+// of a region query; end SIZE_MAX: keys alone bound it): pairs in order, the run's length added
+// to *checks.
+bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim,
+                            bp_sink *sink, uint64_t *checks);
+bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
+                               bp_sink *sink, uint64_t *checks);
+bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],
+                               bp_sink *sink, uint64_t *checks);
+// For tests: GRID_DENSE_OFF runs the scalar loops only, GRID_DENSE_ALWAYS the dense kernels on
+// every block of boxes and every cross-level row, crowded or not (where available),
+// GRID_DENSE_AVX2 the same with the AVX2 kernels even where AVX-512 is there. Set between
+// calls, never during one.
+enum { GRID_DENSE_AUTO = 0, GRID_DENSE_OFF = 1, GRID_DENSE_ALWAYS = 2, GRID_DENSE_AVX2 = 3 };
+extern int bp_grid_dense_mode;
+
 // Draws the cell of `key` in level l (src/grid.c).
 void bp_grid_draw_cell(const grid_geom *G, int l, uint32_t key, const bp_debug_draw *draw);
 

@@ -917,6 +917,221 @@ static int test_crowding(void) {
     return 0;
 }
 
+// Crowded cells (src/grid_dense.c): the AVX-512 kernels must give the scalar loop's pairs in
+// the scalar loop's order, with the same check count, in buffer mode (plain and streamed), in
+// callback mode (batches flushed in the middle of runs) and with workers (tasks starting
+// mid-level), with the AVX-512 kernels and with the AVX2 ones. The library's internal switch (a
+// static build's hidden symbol) forces each path.
+#if defined(BP_STATIC)
+extern int bp_grid_dense_mode;
+extern bool bp_grid_dense_available(void);
+#define DENSE_AUTO 0
+#define DENSE_OFF 1
+#define DENSE_ALWAYS 2
+#define DENSE_AVX2 3
+
+typedef struct seq {
+    bp_pair *p;
+    size_t n, cap, batches;
+    size_t batch_sizes_hash;
+} seq;
+
+static bool seq_cb(const bp_pair *pairs, size_t count, void *user) {
+    seq *s = user;
+    if (s->n + count > s->cap) {
+        size_t cap = (s->n + count) * 2;
+        bp_pair *p = realloc(s->p, cap * sizeof *p);
+        if (!p) return false;
+        s->p = p;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->n, pairs, count * sizeof *pairs);
+    s->n += count;
+    s->batches++;
+    s->batch_sizes_hash = s->batch_sizes_hash * 31 + count;
+    return true;
+}
+
+// One run of `frames` frames (boxes[f]) in the given mode; pairs in method order (unsorted).
+// callback: through bp_find_pairs*_cb. Returns the pairs of every frame, concatenated, the
+// checks summed.
+static int dense_run(int dim, const float *const *boxes, size_t n, int frames, float cell, int mode, bool callback,
+                     int workers, seq *out, uint64_t *checks) {
+    bp_context_def def = bp_default_context_def();
+    def.dimension = dim;
+    def.method = BP_METHOD_GRID;
+    def.grid.cell_size = cell;
+    def.grid.layout = BP_GRID_LAYOUT_SORTED;
+    def.workers = workers;
+    def.parallel_min = workers > 1 ? 1 : 0;
+    bp_context *ctx = NULL;
+    CHECK_OK(bp_context_create(&def, &ctx));
+    bp_grid_dense_mode = mode;
+    memset(out, 0, sizeof *out);
+    *checks = 0;
+    for (int f = 0; f < frames; ++f) {
+        if (callback) {
+            bp_status st = dim == 2 ? bp_find_pairs2_cb(ctx, (const bp_box2 *)(const void *)boxes[f], n, seq_cb, out)
+                                    : bp_find_pairs3_cb(ctx, (const bp_box3 *)(const void *)boxes[f], n, seq_cb, out);
+            CHECK_OK(st);
+        } else {
+            bp_pairs pr;
+            CHECK_OK(find(ctx, dim, boxes[f], n, &pr));
+            seq tmp = *out;
+            CHECK(pr.count == 0 || seq_cb(pr.pairs, pr.count, &tmp));
+            *out = tmp;
+        }
+        CHECK_OK(bp_validate(ctx));
+        bp_stats st;
+        CHECK_OK(bp_get_stats(ctx, &st));
+        CHECK(st.method == BP_METHOD_GRID);
+        *checks += st.checks;
+    }
+    bp_grid_dense_mode = DENSE_AUTO;
+    bp_context_destroy(ctx);
+    return 0;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    const bp_pair *x = a, *y = b;
+    if (x->i != y->i) return x->i < y->i ? -1 : 1;
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+// The scalar loop's output against the kernels' (forced on every block, and chosen per block),
+// in every delivery mode; the scalar pair set against brute force, frame by frame.
+static int dense_compare(const char *what, int dim, const float *const *boxes, size_t n, int frames, float cell) {
+    seq ref, got;
+    uint64_t ref_checks, got_checks;
+    CHECK(dense_run(dim, boxes, n, frames, cell, DENSE_OFF, false, 1, &ref, &ref_checks) == 0);
+    const struct {
+        int mode;
+        bool callback;
+        int workers;
+    } runs[] = {{DENSE_ALWAYS, false, 1}, {DENSE_AUTO, false, 1}, {DENSE_ALWAYS, true, 1}, {DENSE_ALWAYS, false, 2},
+                {DENSE_AVX2, false, 1}, {DENSE_AVX2, true, 1}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; ++r) {
+        CHECK(dense_run(dim, boxes, n, frames, cell, runs[r].mode, runs[r].callback, runs[r].workers, &got,
+                        &got_checks) == 0);
+        const bool same = got.n == ref.n && (ref.n == 0 || memcmp(got.p, ref.p, ref.n * sizeof *ref.p) == 0);
+        if (!same || got_checks != ref_checks)
+            fprintf(stderr, "dense %s dim %d run %zu: %zu pairs (scalar %zu), checks %llu (scalar %llu)\n", what,
+                    dim, r, got.n, ref.n, (unsigned long long)got_checks, (unsigned long long)ref_checks);
+        free(got.p);
+        CHECK(same);
+        CHECK(got_checks == ref_checks);
+    }
+    // Callback batches: the same sizes whichever path filled them.
+    seq cb_ref;
+    CHECK(dense_run(dim, boxes, n, frames, cell, DENSE_OFF, true, 1, &cb_ref, &ref_checks) == 0);
+    CHECK(dense_run(dim, boxes, n, frames, cell, DENSE_ALWAYS, true, 1, &got, &got_checks) == 0);
+    CHECK(cb_ref.batches == got.batches && cb_ref.batch_sizes_hash == got.batch_sizes_hash);
+    free(got.p);
+    CHECK(dense_run(dim, boxes, n, frames, cell, DENSE_AVX2, true, 1, &got, &got_checks) == 0);
+    CHECK(cb_ref.batches == got.batches && cb_ref.batch_sizes_hash == got.batch_sizes_hash);
+    free(cb_ref.p);
+    free(got.p);
+    // The pair set of each frame against brute force.
+    bp_context *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
+    CHECK(b);
+    size_t at = 0;
+    for (int f = 0; f < frames; ++f) {
+        bp_pairs bp;
+        CHECK_OK(find(b, dim, boxes[f], n, &bp));
+        CHECK(at + bp.count <= ref.n);
+        qsort(ref.p + at, bp.count, sizeof *ref.p, cmp_pair);
+        CHECK(bp.count == 0 || memcmp(ref.p + at, bp.pairs, bp.count * sizeof *bp.pairs) == 0);
+        at += bp.count;
+    }
+    CHECK(at == ref.n);
+    bp_context_destroy(b);
+    free(ref.p);
+    return 0;
+}
+
+static void dense_box(float *b, int dim, const double *c, const double *e) {
+    for (int a = 0; a < dim; ++a) {
+        b[a] = (float)(c[a] - e[a]);
+        b[dim + a] = (float)(c[a] + e[a]);
+    }
+}
+
+static int test_dense(void) {
+    if (!bp_grid_dense_available()) printf("dense: no dense kernels in this build or on this CPU; the scalar loop against itself\n");
+    uint64_t R = g_seed;
+    for (int dim = 2; dim <= 3; ++dim) {
+        const size_t w = 2 * (size_t)dim;
+        enum { MAXN = 6000, FRAMES = 2 };
+        float *buf[FRAMES];
+        for (int f = 0; f < FRAMES; ++f) {
+            buf[f] = malloc(MAXN * w * sizeof(float));
+            CHECK(buf[f]);
+        }
+        const float *const *boxes = (const float *const *)buf;
+        double c[3], e[3];
+        // 1. Identical boxes: one cell, every candidate a pair, runs of every length down to 1.
+        for (size_t i = 0; i < 100; ++i) {
+            for (int a = 0; a < dim; ++a) c[a] = 10.0, e[a] = 1.0;
+            dense_box(buf[0] + i * w, dim, c, e);
+        }
+        CHECK(dense_compare("identical", dim, boxes, 100, 1, 0.0f) == 0);
+        // 2. Cells of 1 .. 40 boxes (every tail length of a 16-box step), boxes within a cell and
+        // reaching into the next, a cell of edge 1 forced.
+        size_t n = 0;
+        for (int k = 1; k <= 40; ++k) {
+            const double cx = 3.0 * (k % 8), cy = 3.0 * (k / 8), cz = 1.5 * (k % 3);
+            for (int i = 0; i < k; ++i) {
+                c[0] = cx + uni(&R, 0.0, 1.0), c[1] = cy + uni(&R, 0.0, 1.0), c[2] = cz + uni(&R, 0.0, 1.0);
+                for (int a = 0; a < dim; ++a) e[a] = uni(&R, 0.05, 0.45);
+                dense_box(buf[0] + n++ * w, dim, c, e);
+            }
+        }
+        CHECK(dense_compare("runs", dim, boxes, n, 1, 1.0f) == 0);
+        // 3. Touching edges: a lattice of unit boxes, four copies a site, neighbours sharing faces
+        // exactly (closed boxes: they overlap).
+        n = 0;
+        for (int i = 0; i < 8 && n + 4 <= MAXN; ++i)
+            for (int j = 0; j < 8; ++j)
+                for (int k = 0; k < (dim == 3 ? 4 : 1); ++k)
+                    for (int r = 0; r < 4; ++r) {
+                        c[0] = i + 0.5, c[1] = j + 0.5, c[2] = k + 0.5;
+                        e[0] = e[1] = e[2] = 0.5;
+                        dense_box(buf[0] + n++ * w, dim, c, e);
+                    }
+        CHECK(dense_compare("touching", dim, boxes, n, 1, 0.0f) == 0);
+        // 4. Sizes over decades and a few boxes as large as the stage: coarser levels, whose
+        // boxes meet the finer ones by rows of a region query or by a scan of a whole level.
+        n = 2000;
+        for (size_t i = 0; i < n; ++i) {
+            const double r = i < 3 ? 60.0 : exp(uni(&R, log(0.1), log(30.0)));
+            for (int a = 0; a < dim; ++a) c[a] = uni(&R, 0.0, 100.0), e[a] = r * uni(&R, 0.5, 1.0);
+            dense_box(buf[0] + i * w, dim, c, e);
+        }
+        CHECK(dense_compare("sizes", dim, boxes, n, 1, 0.0f) == 0);
+        // 5. A seed-like crowd (circles of radius 5, hundreds a cell), two frames (the second
+        // coherent), and a larger one whose second frame streams (a million pairs and more).
+        const size_t crowd[2] = {3000, MAXN};
+        const double stage[2] = {dim == 2 ? 300.0 : 60.0, dim == 2 ? 40.0 : 25.0};
+        for (int t = 0; t < 2; ++t) {
+            for (size_t i = 0; i < crowd[t]; ++i) {
+                for (int a = 0; a < dim; ++a) c[a] = uni(&R, 0.0, stage[t]), e[a] = t ? 2.5 : 5.0;
+                dense_box(buf[0] + i * w, dim, c, e);
+                for (int a = 0; a < dim; ++a) c[a] += uni(&R, -0.5, 0.5);
+                dense_box(buf[1] + i * w, dim, c, e);
+            }
+            CHECK(dense_compare(t ? "stream" : "crowd", dim, boxes, crowd[t], FRAMES, 0.0f) == 0);
+        }
+        for (int f = 0; f < FRAMES; ++f) free(buf[f]);
+    }
+    return 0;
+}
+#else
+static int test_dense(void) {
+    printf("dense: skipped (the internal switch needs the static library)\n");
+    return 0;
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------
 
 static const struct {
@@ -927,6 +1142,7 @@ static const struct {
     {"extreme", test_extreme}, {"query", test_query}, {"between", test_between},
     {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
     {"draw_lattice", test_draw_lattice}, {"layouts", test_layouts}, {"crowding", test_crowding},
+    {"dense", test_dense},
 };
 
 int main(int argc, char **argv) {

@@ -1,0 +1,397 @@
+// Method `grid`, sorted layout: the same-level pair pass over crowded cells (docs/grid.md,
+// "Dense cells"). Where many boxes share a cell (`seed` past a few thousand circles: hundreds a
+// cell) a box meets long contiguous runs of the sorted boxes, and the scalar loop of src/grid.c
+// (one box at a time, a branch per hit) spends its time on a compare and a mispredicted branch
+// per candidate. Here the runs are tested 16 boxes at a time with AVX-512: boxes are stored
+// (min, -max), so a box is a hit when every stored lane is <= the probe's; the hits become a
+// mask, and the pairs are compressed in lane order into room reserved in the sink, without a
+// branch per hit. Same runs, same candidates, same pairs in the same order as the scalar loop.
+// Without AVX-512, an AVX2 variant takes 8 candidates a step (compress by a table of permutes).
+#include "grid.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX512)
+#define GRID_DENSE_HAVE_512 1
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BP_NO_AVX2)
+#define GRID_DENSE_HAVE_256 1
+#endif
+#if defined(GRID_DENSE_HAVE_512) || defined(GRID_DENSE_HAVE_256)
+#include <immintrin.h>
+#endif
+
+int bp_grid_dense_mode = GRID_DENSE_AUTO;
+
+#if defined(GRID_DENSE_HAVE_512)
+static bool grid_dense_512(void) {
+    return bp_grid_dense_mode != GRID_DENSE_AVX2 && bp_cpu_avx512() && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+}
+#endif
+#if defined(GRID_DENSE_HAVE_256)
+static bool grid_dense_256(void) { return bp_cpu_avx2() && __builtin_cpu_supports("popcnt"); }
+#endif
+
+bool bp_grid_dense_available(void) {
+    if (bp_grid_dense_mode == GRID_DENSE_OFF) return false;
+#if defined(GRID_DENSE_HAVE_512)
+    if (grid_dense_512()) return true;
+#endif
+#if defined(GRID_DENSE_HAVE_256)
+    if (grid_dense_256()) return true;
+#endif
+    return false;
+}
+
+#if defined(GRID_DENSE_HAVE_512) || defined(GRID_DENSE_HAVE_256)
+// The sink's buffer and count held in registers through a run (the pair stores could alias the
+// sink's fields, so through the pointer every step would reload them and wait on the last
+// step's count): written back before a flush and at the end.
+typedef struct grid_dense_out {
+    bp_pair *buf;
+    size_t count, cap;
+} grid_dense_out;
+
+static inline grid_dense_out grid_dense_open(const bp_sink *sink) {
+    grid_dense_out o = {sink->buf, sink->count, sink->cap};
+    return o;
+}
+
+// bp_sink_room(sink, 16) on the held copy: a step writes at most 16 slots.
+static inline bp_status grid_dense_room(bp_sink *sink, grid_dense_out *o) {
+    if (BP_LIKELY(o->cap - o->count > 16)) return BP_OK;
+    sink->count = o->count;
+    const bp_status st = sink->flush(sink);
+    *o = grid_dense_open(sink);
+    return st;
+}
+
+// The lanes of the `w` boxes from j that are before position `end` (SIZE_MAX: no bound).
+static inline unsigned grid_dense_below(size_t j, size_t end, unsigned w) {
+    return end - j >= w ? (1u << w) - 1u : (1u << (end - j)) - 1u;
+}
+
+// The same-level loops of src/grid.c over a crowded block, for one instruction set: RUN2/RUN3
+// test a run (stored box a, id, from j while keys <= lim and j < end), ADV moves a cursor to
+// the first key >= lo.
+#define GRID_DENSE_LOOPS(SUF, TARGET, RUN2, RUN3, ADV)                                                       \
+    TARGET static bp_status grid_dense_pairs2_##SUF(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, \
+                                                    size_t *cursor, bp_sink *sink, uint64_t *checks) {         \
+        const uint32_t *BP_RESTRICT keys = g->keys;                                                            \
+        const float *BP_RESTRICT bx = g->boxes;                                                                \
+        const uint32_t *BP_RESTRICT ids = g->perm;                                                             \
+        const uint32_t sx = L->stride[1];                                                                      \
+        size_t c1 = *cursor;                                                                                   \
+        uint64_t c = 0;                                                                                        \
+        bp_status st = BP_OK;                                                                                  \
+        for (size_t p = p0; p < p1 && st == BP_OK; ++p) {                                                      \
+            const uint32_t K = keys[p];                                                                        \
+            st = RUN2(keys, bx, ids, p + 1, SIZE_MAX, K + 1, bx + 4 * p, ids[p], sink, &c);                    \
+            if (BP_UNLIKELY(st != BP_OK)) break;                                                               \
+            c1 = ADV(keys, c1, K + sx - 1);                                                                    \
+            st = RUN2(keys, bx, ids, c1, SIZE_MAX, K + sx + 1, bx + 4 * p, ids[p], sink, &c);                  \
+        }                                                                                                      \
+        *cursor = c1;                                                                                          \
+        *checks += c;                                                                                          \
+        return st;                                                                                             \
+    }                                                                                                          \
+    TARGET static bp_status grid_dense_pairs3_##SUF(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, \
+                                                    size_t cursor[4], bp_sink *sink, uint64_t *checks) {       \
+        const uint32_t *BP_RESTRICT keys = g->keys;                                                            \
+        const float *BP_RESTRICT bx = g->boxes;                                                                \
+        const uint32_t *BP_RESTRICT ids = g->perm;                                                             \
+        const uint32_t sx = L->stride[1], sxy = L->stride[2];                                                  \
+        const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};                                                 \
+        uint64_t c = 0;                                                                                        \
+        bp_status st = BP_OK;                                                                                  \
+        for (size_t p = p0; p < p1 && st == BP_OK; ++p) {                                                      \
+            const uint32_t K = keys[p];                                                                        \
+            st = RUN3(keys, bx, ids, p + 1, SIZE_MAX, K + 1, bx + 6 * p, ids[p], sink, &c);                    \
+            for (int r = 0; r < 4 && st == BP_OK; ++r) {                                                       \
+                cursor[r] = ADV(keys, cursor[r], K + off[r] - 1);                                              \
+                st = RUN3(keys, bx, ids, cursor[r], SIZE_MAX, K + off[r] + 1, bx + 6 * p, ids[p], sink, &c);   \
+            }                                                                                                  \
+        }                                                                                                      \
+        *checks += c;                                                                                          \
+        return st;                                                                                             \
+    }
+#endif
+
+#if defined(GRID_DENSE_HAVE_512)
+#define GRID_DENSE_T512 __attribute__((target("avx512f,bmi2,popcnt")))
+
+// Writes the pairs (id, ids[t]) for the lanes t set in `hit` (16 lanes) at out, in lane order,
+// canonical (smaller index first) as bp_sink_put writes them; returns how many. Each half is
+// stored whole, 8 pairs, into reserved room, and only the hits count. Compressed in a register,
+// then stored: a compress to memory is microcoded and slow on some cores (Zen 4).
+GRID_DENSE_T512 static inline size_t grid_dense_put16(bp_pair *out, uint32_t id, const uint32_t *ids, unsigned hit) {
+    const __m512i idp = _mm512_set1_epi32((int)id);
+    const __m512i idj = _mm512_loadu_si512((const void *)ids);
+    const __m512i lo = _mm512_min_epu32(idp, idj), hi = _mm512_max_epu32(idp, idj);
+    const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const unsigned h0 = hit & 0xFFu, h1 = hit >> 8;
+    _mm512_storeu_si512((void *)out, _mm512_maskz_compress_epi64((__mmask8)h0, _mm512_permutex2var_epi32(lo, i0, hi)));
+    const size_t n0 = (size_t)__builtin_popcount(h0);
+    _mm512_storeu_si512((void *)(out + n0), _mm512_maskz_compress_epi64((__mmask8)h1, _mm512_permutex2var_epi32(lo, i1, hi)));
+    return n0 + (size_t)__builtin_popcount(h1);
+}
+
+// The run of sorted boxes j, j+1, ... while keys[j] <= lim and j < end, 16 at a time: the keys
+// say which lanes are in the run (sorted, so a prefix; the sentinels after the last box end any
+// run), four 16-float compares against the probe (max, -min) of stored box a, repeated in every
+// 128-bit lane, which boxes overlap it. A lane is a hit when all four of its compare bits are
+// set: AND the mask with itself shifted by 1 and 2, keep every fourth bit.
+GRID_DENSE_T512 static inline bp_status grid_dense_run2_512(const uint32_t *BP_RESTRICT keys, const float *BP_RESTRICT bx,
+                                                           const uint32_t *BP_RESTRICT ids, size_t j, size_t end,
+                                                           uint32_t lim, const float *a, uint32_t id, bp_sink *sink,
+                                                           uint64_t *c) {
+    const __m128 a4 = _mm_loadu_ps(a);
+    const __m512 probe =
+        _mm512_broadcast_f32x4(_mm_xor_ps(_mm_shuffle_ps(a4, a4, _MM_SHUFFLE(1, 0, 3, 2)), _mm_set1_ps(-0.0f)));
+    const __m512i L = _mm512_set1_epi32((int)lim);
+    grid_dense_out o = grid_dense_open(sink);
+    uint64_t cand = 0;
+    bp_status st = BP_OK;
+    for (;; j += 16) {
+        st = grid_dense_room(sink, &o);
+        if (BP_UNLIKELY(st != BP_OK)) break;
+        const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
+                            grid_dense_below(j, end, 16);
+        const float *b = bx + 4 * j;
+        const uint64_t m = (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b), probe, _CMP_LE_OQ) |
+                           (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 16), probe, _CMP_LE_OQ) << 16 |
+                           (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 32), probe, _CMP_LE_OQ) << 32 |
+                           (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 48), probe, _CMP_LE_OQ) << 48;
+        uint64_t t = m & (m >> 1);
+        t &= t >> 2;
+        const unsigned hit = (unsigned)_pext_u64(t, 0x1111111111111111ull) & in;
+        o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit);
+        cand += (unsigned)__builtin_popcount(in);
+        if (in != 0xFFFFu) break;
+    }
+    sink->count = o.count;
+    *c += cand;
+    return st;
+}
+
+// 3D: 16 boxes are 96 floats, six registers; the probe's 6 floats repeat with period 6, so
+// three patterns cover 8 boxes (48 floats). A lane is a hit when its 6 compare bits are set.
+GRID_DENSE_T512 static inline unsigned grid_dense_hits3_512(const float *b, const __m512 pat[3]) {
+    const uint64_t m = (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b), pat[0], _CMP_LE_OQ) |
+                       (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 16), pat[1], _CMP_LE_OQ) << 16 |
+                       (uint64_t)_mm512_cmp_ps_mask(_mm512_loadu_ps(b + 32), pat[2], _CMP_LE_OQ) << 32;
+    const uint64_t t = m & (m >> 1), t4 = t & (t >> 2);
+    return (unsigned)_pext_u64(t4 & (t >> 4), 0x41041041041ull);
+}
+
+GRID_DENSE_T512 static inline bp_status grid_dense_run3_512(const uint32_t *BP_RESTRICT keys, const float *BP_RESTRICT bx,
+                                                           const uint32_t *BP_RESTRICT ids, size_t j, size_t end,
+                                                           uint32_t lim, const float *a, uint32_t id, bp_sink *sink,
+                                                           uint64_t *c) {
+    // Float f of a group of 8 boxes compares against probe value f mod 6.
+    const float pv6[16] = {-a[3], -a[4], -a[5], -a[0], -a[1], -a[2]};
+    const __m512 pv = _mm512_loadu_ps(pv6);
+    const __m512 pat[3] = {
+        _mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3), pv),
+        _mm512_permutexvar_ps(_mm512_setr_epi32(4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1), pv),
+        _mm512_permutexvar_ps(_mm512_setr_epi32(2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5), pv)};
+    const __m512i L = _mm512_set1_epi32((int)lim);
+    grid_dense_out o = grid_dense_open(sink);
+    uint64_t cand = 0;
+    bp_status st = BP_OK;
+    for (;; j += 16) {
+        st = grid_dense_room(sink, &o);
+        if (BP_UNLIKELY(st != BP_OK)) break;
+        const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
+                            grid_dense_below(j, end, 16);
+        const float *b = bx + 6 * j;
+        const unsigned hit = (grid_dense_hits3_512(b, pat) | grid_dense_hits3_512(b + 48, pat) << 8) & in;
+        o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit);
+        cand += (unsigned)__builtin_popcount(in);
+        if (in != 0xFFFFu) break;
+    }
+    sink->count = o.count;
+    *c += cand;
+    return st;
+}
+
+// Moves cursor q to the first key >= lo (keys sorted; q never moves back): 16 keys a compare.
+GRID_DENSE_T512 static inline size_t grid_dense_advance_512(const uint32_t *keys, size_t q, uint32_t lo) {
+    const __m512i L = _mm512_set1_epi32((int)lo);
+    for (;;) {
+        const unsigned below = _mm512_cmplt_epu32_mask(_mm512_loadu_si512((const void *)(keys + q)), L);
+        q += (size_t)__builtin_ctz(~below);
+        if (below != 0xFFFFu) return q;
+    }
+}
+
+GRID_DENSE_LOOPS(512, GRID_DENSE_T512, grid_dense_run2_512, grid_dense_run3_512, grid_dense_advance_512)
+#endif
+
+#if defined(GRID_DENSE_HAVE_256)
+#define GRID_DENSE_T256 __attribute__((target("avx2,popcnt")))
+
+// For each 4-bit mask of pairs, the dword indices that move the chosen pairs to the front.
+static const int32_t grid_dense_lut[16][8] __attribute__((aligned(32))) = {
+{0, 0, 0, 0, 0, 0, 0, 0},
+{0, 1, 0, 0, 0, 0, 0, 0},
+{2, 3, 0, 0, 0, 0, 0, 0},
+{0, 1, 2, 3, 0, 0, 0, 0},
+{4, 5, 0, 0, 0, 0, 0, 0},
+{0, 1, 4, 5, 0, 0, 0, 0},
+{2, 3, 4, 5, 0, 0, 0, 0},
+{0, 1, 2, 3, 4, 5, 0, 0},
+{6, 7, 0, 0, 0, 0, 0, 0},
+{0, 1, 6, 7, 0, 0, 0, 0},
+{2, 3, 6, 7, 0, 0, 0, 0},
+{0, 1, 2, 3, 6, 7, 0, 0},
+{4, 5, 6, 7, 0, 0, 0, 0},
+{0, 1, 4, 5, 6, 7, 0, 0},
+{2, 3, 4, 5, 6, 7, 0, 0},
+{0, 1, 2, 3, 4, 5, 6, 7}
+};
+
+// As grid_dense_put16, 8 lanes: two halves of 4 pairs, each compressed by a permute from the table.
+GRID_DENSE_T256 static inline size_t grid_dense_put8(bp_pair *out, uint32_t id, const uint32_t *ids, unsigned hit) {
+    const __m256i idp = _mm256_set1_epi32((int)id);
+    const __m256i idj = _mm256_loadu_si256((const __m256i *)(const void *)ids);
+    const __m256i lo = _mm256_min_epu32(idp, idj), hi = _mm256_max_epu32(idp, idj);
+    const __m256i a = _mm256_unpacklo_epi32(lo, hi), b = _mm256_unpackhi_epi32(lo, hi);  // pairs 0 1 4 5, 2 3 6 7
+    const __m256i x = _mm256_permute2x128_si256(a, b, 0x20), y = _mm256_permute2x128_si256(a, b, 0x31);
+    const unsigned h0 = hit & 0xFu, h1 = hit >> 4;
+    _mm256_storeu_si256((__m256i *)(void *)out,
+                        _mm256_permutevar8x32_epi32(x, _mm256_load_si256((const __m256i *)(const void *)grid_dense_lut[h0])));
+    const size_t n0 = (size_t)__builtin_popcount(h0);
+    _mm256_storeu_si256((__m256i *)(void *)(out + n0),
+                        _mm256_permutevar8x32_epi32(y, _mm256_load_si256((const __m256i *)(const void *)grid_dense_lut[h1])));
+    return n0 + (size_t)__builtin_popcount(h1);
+}
+
+// The lanes of 8 keys from j that are <= lim (no unsigned compare in AVX2: both sides biased).
+GRID_DENSE_T256 static inline unsigned grid_dense_keys8(const uint32_t *keys, __m256i lim_biased) {
+    const __m256i bias = _mm256_set1_epi32((int)0x80000000u);
+    const __m256i k = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)keys), bias);
+    return ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(k, lim_biased))) & 0xFFu;
+}
+
+GRID_DENSE_T256 static inline bp_status grid_dense_run2_256(const uint32_t *BP_RESTRICT keys, const float *BP_RESTRICT bx,
+                                                           const uint32_t *BP_RESTRICT ids, size_t j, size_t end,
+                                                           uint32_t lim, const float *a, uint32_t id, bp_sink *sink,
+                                                           uint64_t *c) {
+    const __m128 a4 = _mm_loadu_ps(a);
+    const __m128 p4 = _mm_xor_ps(_mm_shuffle_ps(a4, a4, _MM_SHUFFLE(1, 0, 3, 2)), _mm_set1_ps(-0.0f));
+    const __m256 probe = _mm256_set_m128(p4, p4);
+    const __m256i L = _mm256_set1_epi32((int)(lim ^ 0x80000000u));
+    grid_dense_out o = grid_dense_open(sink);
+    uint64_t cand = 0;
+    bp_status st = BP_OK;
+    for (;; j += 8) {
+        st = grid_dense_room(sink, &o);
+        if (BP_UNLIKELY(st != BP_OK)) break;
+        const unsigned in = grid_dense_keys8(keys + j, L) & grid_dense_below(j, end, 8);
+        const float *b = bx + 4 * j;
+        // Two boxes a compare, 8 bits: a box's 4 bits all set is a hit.
+        const uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(b), probe, _CMP_LE_OQ)) |
+                           (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(b + 8), probe, _CMP_LE_OQ)) << 8 |
+                           (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(b + 16), probe, _CMP_LE_OQ)) << 16 |
+                           (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(b + 24), probe, _CMP_LE_OQ)) << 24;
+        uint32_t t = m & (m >> 1);
+        t &= (t >> 2) & 0x11111111u;
+        // Bits 0, 4, ..., 28 to bits 0 .. 7.
+        t = (t | t >> 3) & 0x03030303u;
+        t = (t | t >> 6) & 0x000F000Fu;
+        t = (t | t >> 12) & 0xFFu;
+        o.count += grid_dense_put8(o.buf + o.count, id, ids + j, t & in);
+        cand += (unsigned)__builtin_popcount(in);
+        if (in != 0xFFu) break;
+    }
+    sink->count = o.count;
+    *c += cand;
+    return st;
+}
+
+// 3D: one 8-float compare a box (its 6 floats and 2 of the next, which the probe's +infinity
+// lanes pass).
+GRID_DENSE_T256 static inline bp_status grid_dense_run3_256(const uint32_t *BP_RESTRICT keys, const float *BP_RESTRICT bx,
+                                                           const uint32_t *BP_RESTRICT ids, size_t j, size_t end,
+                                                           uint32_t lim, const float *a, uint32_t id, bp_sink *sink,
+                                                           uint64_t *c) {
+    const __m256 probe = _mm256_setr_ps(-a[3], -a[4], -a[5], -a[0], -a[1], -a[2], INFINITY, INFINITY);
+    const __m256i L = _mm256_set1_epi32((int)(lim ^ 0x80000000u));
+    grid_dense_out o = grid_dense_open(sink);
+    uint64_t cand = 0;
+    bp_status st = BP_OK;
+    for (;; j += 8) {
+        st = grid_dense_room(sink, &o);
+        if (BP_UNLIKELY(st != BP_OK)) break;
+        const unsigned in = grid_dense_keys8(keys + j, L) & grid_dense_below(j, end, 8);
+        const float *b = bx + 6 * j;
+        unsigned hit = 0;
+        for (int k = 0; k < 8; ++k)
+            hit |= (unsigned)(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(b + 6 * k), probe, _CMP_LE_OQ)) == 0xFF)
+                   << k;
+        o.count += grid_dense_put8(o.buf + o.count, id, ids + j, hit & in);
+        cand += (unsigned)__builtin_popcount(in);
+        if (in != 0xFFu) break;
+    }
+    sink->count = o.count;
+    *c += cand;
+    return st;
+}
+
+GRID_DENSE_T256 static inline size_t grid_dense_advance_256(const uint32_t *keys, size_t q, uint32_t lo) {
+    const __m256i L = _mm256_set1_epi32((int)((lo - 1u) ^ 0x80000000u));
+    if (lo == 0) return q;  // every key is >= 0
+    for (;;) {
+        const unsigned below = grid_dense_keys8(keys + q, L);  // keys <= lo - 1
+        q += (size_t)__builtin_ctz(~below);
+        if (below != 0xFFu) return q;
+    }
+}
+
+GRID_DENSE_LOOPS(256, GRID_DENSE_T256, grid_dense_run2_256, grid_dense_run3_256, grid_dense_advance_256)
+#endif
+
+// Entry points: AVX-512 where there (unless a test forces AVX2), else AVX2; never called when
+// bp_grid_dense_available() is false.
+bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim,
+                            bp_sink *sink, uint64_t *checks) {
+#if defined(GRID_DENSE_HAVE_512)
+    if (grid_dense_512())
+        return g->geom.dim == 2 ? grid_dense_run2_512(g->keys, g->boxes, g->perm, j, end, lim, a, id, sink, checks)
+                                : grid_dense_run3_512(g->keys, g->boxes, g->perm, j, end, lim, a, id, sink, checks);
+#endif
+#if defined(GRID_DENSE_HAVE_256)
+    return g->geom.dim == 2 ? grid_dense_run2_256(g->keys, g->boxes, g->perm, j, end, lim, a, id, sink, checks)
+                            : grid_dense_run3_256(g->keys, g->boxes, g->perm, j, end, lim, a, id, sink, checks);
+#else
+    (void)g, (void)a, (void)id, (void)j, (void)end, (void)lim, (void)sink, (void)checks;
+    return BP_ERR_INVALID_ARG;
+#endif
+}
+
+bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
+                               bp_sink *sink, uint64_t *checks) {
+#if defined(GRID_DENSE_HAVE_512)
+    if (grid_dense_512()) return grid_dense_pairs2_512(g, L, p0, p1, cursor, sink, checks);
+#endif
+#if defined(GRID_DENSE_HAVE_256)
+    return grid_dense_pairs2_256(g, L, p0, p1, cursor, sink, checks);
+#else
+    (void)g, (void)L, (void)p0, (void)p1, (void)cursor, (void)sink, (void)checks;
+    return BP_ERR_INVALID_ARG;
+#endif
+}
+
+bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],
+                               bp_sink *sink, uint64_t *checks) {
+#if defined(GRID_DENSE_HAVE_512)
+    if (grid_dense_512()) return grid_dense_pairs3_512(g, L, p0, p1, cursor, sink, checks);
+#endif
+#if defined(GRID_DENSE_HAVE_256)
+    return grid_dense_pairs3_256(g, L, p0, p1, cursor, sink, checks);
+#else
+    (void)g, (void)L, (void)p0, (void)p1, (void)cursor, (void)sink, (void)checks;
+    return BP_ERR_INVALID_ARG;
+#endif
+}
