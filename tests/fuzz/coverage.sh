@@ -4,10 +4,11 @@
 # coverage (-fprofile-instr-generate -fcoverage-mapping, Debug) in build-cov/, replays
 # tests/fuzz/corpus/<target>/ (or the directories given) and prints `llvm-cov report`.
 #
-#   tests/fuzz/coverage.sh [--portable] [TARGET [DIR...]]     (default: context, world, parser)
+#   tests/fuzz/coverage.sh [--portable|--avx2] [TARGET [DIR...]]     (default: context, world, parser)
 #
-# --portable builds without the AVX2/AVX-512 loops (as .ci/run's portable build), in
-# build-cov-portable/: this machine then runs the SSE2 and scalar loops it otherwise skips.
+# The SIMD loops are chosen at run time, so an AVX-512 machine runs only its own: --portable
+# builds without the AVX2/AVX-512 loops (as .ci/run's portable build), in build-cov-portable/,
+# to run the SSE2 and scalar ones; --avx2 without the AVX-512 loops, in build-cov-avx2/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -18,6 +19,10 @@ flags="-fprofile-instr-generate -fcoverage-mapping -DWORLD_PROBE_GRAIN=2 -DWORLD
 if [ "${1:-}" = --portable ]; then
   dir=build-cov-portable
   flags="$flags -DBP_NO_AVX2 -DBP_NO_AVX512"
+  shift
+elif [ "${1:-}" = --avx2 ]; then
+  dir=build-cov-avx2
+  flags="$flags -DBP_NO_AVX512"
   shift
 fi
 targets=("${1:-context}")
