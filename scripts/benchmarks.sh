@@ -15,7 +15,9 @@
 #                                    only those sections, rewritten in place in the existing
 #                                    BENCHMARKS.md: `world` (issue #13: static and shooter, 2D and 3D,
 #                                    at 100,000 and 1,000,000, uniform 1,000,000 through the world;
-#                                    about 10 minutes), `workers` (issue #14; about 5 minutes)
+#                                    about 10 minutes), `workers` (issue #14; about 5 minutes),
+#                                    `shapes` (issue #16: sticks, sizes and seed's crowds with
+#                                    every method and peer; about 15 minutes)
 #
 # The raw bench outputs (per-N tables with checks and pairs, CSVs) are kept in DIR/benchmarks-raw.
 # Options: --build DIR (Release build used, default build-bench), --output FILE (default
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --output) output=$2; shift ;;
     --img) img=$2; shift ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "benchmarks.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -103,14 +105,16 @@ run() {
 wanted() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 for section in ${only//,/ }; do
     case "$section" in
-    world | workers) ;;
-    *) echo "benchmarks.sh: --only knows world and workers, not '$section'" >&2; exit 2 ;;
+    world | workers | shapes) ;;
+    *) echo "benchmarks.sh: --only knows world, workers and shapes, not '$section'" >&2; exit 2 ;;
     esac
 done
 if [ -z "$only" ]; then
     run 2d --scene uniform,clustered,mixed,line --n "$ns" --frames "$frames" --method all --peers --memory --out "$tmp/2d"
     run 3d --scene uniform --dim 3 --n "$ns" --frames "$frames" --method all --peers --out "$tmp/3d"
     run seed --scene seed --n 500,1000,3000 --frames "$seed_frames" --method all --peers
+fi
+if wanted shapes; then
     run shapes2d --scene sticks,sizes --n "$shape_ns" --frames "$shape_frames" --method all --peers --out "$tmp/shapes2d"
     run shapes3d --scene sticks,sizes --dim 3 --n 100000 --frames 5 --method all --peers --out "$tmp/shapes3d"
     run crowds --scene seed --n "$crowd_ns" --frames "$crowd_frames" --method all --peers --out "$tmp/crowds"
@@ -252,6 +256,65 @@ world_reading() {
     }' "$@"
 }
 
+# Issue #16's shapes: best of ours against the best peer, AUTO against our fastest, the worst
+# frame against the mean, then every table.
+shapes_reading() {
+    awk -F, 'NR > 1 && $1 != "scene" && $13 == "ok" && $7 != "" && $12 == "ours" && $4 != "naive-sweep" && $4 != "memcpy" {
+        key = $1 " " $2 "D|" $3
+        if (!(key in seen)) { seen[key] = 1; order[++count] = key }
+        if (!(key in bm) || $7 + 0 < bm[key]) { bm[key] = $7 + 0; bn[key] = $4; bw[key] = $9 + 0 }
+        if ($4 == "auto") { am[key] = $7 + 0; aw[key] = $9 + 0 }
+    }
+    END {
+        print "| scene | N | our fastest | mean ms | its worst frame / mean | auto mean ms | auto / fastest | auto worst / mean |"
+        print "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+        for (k = 1; k <= count; ++k) {
+            key = order[k]; split(key, part, "|")
+            a = (key in am) ? sprintf("%.3f | %.2fx | %.2f", am[key], am[key] / bm[key], aw[key] / am[key]) : "- | - | -"
+            printf "| %s | %s | %s | %.3f | %.2f | %s |\n", part[1], part[2], bn[key], bm[key], bw[key] / bm[key], a
+        }
+    }' "$@"
+}
+
+shapes_section() {
+    echo "<!-- shapes: begin (scripts/benchmarks.sh --only shapes rewrites this section) -->"
+    echo "## Long thin boxes, sizes over decades, crowds (issue #16)"
+    echo
+    echo "\`sticks\` (half the boxes 50 times longer on x, half on y; in 3D a third on each axis),"
+    echo "\`sizes\` (radii log-uniform from 0.1 to 30) and \`seed\` past its seed sizes (30,000 and 100,000"
+    echo "circles in the 300x300 stage: millions of pairs a frame). Per N: mean, median and worst ms per"
+    echo "frame of every method and peer, pairs and candidate checks (docs/grid.md, \"Long boxes and"
+    echo "sizes over decades\" and \"Dense cells\"). Measured $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit,"
+    echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")."
+    echo
+    reading "$tmp/shapes2d/bench.csv" "$tmp/shapes3d/bench.csv" "$tmp/crowds/bench.csv"
+    echo
+    f=$(findings "$tmp/shapes2d/bench.csv" "$tmp/shapes3d/bench.csv" "$tmp/crowds/bench.csv")
+    if [ -n "$f" ]; then
+        echo "Peers not in the comparison above at some sizes:"
+        echo
+        echo "$f"
+        echo
+    fi
+    echo "AUTO against our fastest method, and worst frames (issue #16 asks AUTO within 1.25x and the"
+    echo "worst frame at most 2x the mean):"
+    echo
+    shapes_reading "$tmp/shapes2d/bench.csv" "$tmp/shapes3d/bench.csv" "$tmp/crowds/bench.csv"
+    echo
+    for f in shapes2d shapes3d crowds; do
+        echo '```'
+        awk '/^[a-z]+  [23]D  N = / { on = 1 } /^[a-z]+ [23]D: mean ms per frame/ { on = 0 } on { print }' "$tmp/$f.txt"
+        for scene in sticks sizes seed; do
+            for dim in 2 3; do
+                block "$tmp/$f.txt" "^$scene ${dim}D: mean ms per frame"
+            done
+        done
+        echo '```'
+        echo
+    done
+    echo "<!-- shapes: end -->"
+}
+
 workers_section() {
     echo "<!-- workers: begin (scripts/benchmarks.sh --only workers rewrites this section) -->"
     echo "## Workers"
@@ -379,25 +442,8 @@ fi
     block "$tmp/3d.txt" "^uniform 3D: mean ms per frame"
     echo '```'
     echo
-    echo "## Long thin boxes, sizes over decades, crowds (issue #16)"
+    shapes_section
     echo
-    echo "\`sticks\` (half the boxes 50 times longer on x, half on y; in 3D a third on each axis),"
-    echo "\`sizes\` (radii log-uniform from 0.1 to 30) and \`seed\` past its seed sizes (30,000 and 100,000"
-    echo "circles in the 300x300 stage: millions of pairs a frame). Per N: mean, median and worst ms per"
-    echo "frame of every method and peer, pairs and candidate checks (docs/grid.md, \"Long boxes and"
-    echo "sizes over decades\")."
-    echo
-    for f in shapes2d shapes3d crowds; do
-        echo '```'
-        awk '/^[a-z]+  [23]D  N = / { on = 1 } /^[a-z]+ [23]D: mean ms per frame/ { on = 0 } on { print }' "$tmp/$f.txt"
-        for scene in sticks sizes seed; do
-            for dim in 2 3; do
-                block "$tmp/$f.txt" "^$scene ${dim}D: mean ms per frame"
-            done
-        done
-        echo '```'
-        echo
-    done
     echo "## Seed 003's table"
     echo
     echo "The \`seed\` scene ([docs/scenes.md](docs/scenes.md)) at 500, 1,000 and 3,000 objects: per N, every method's mean,"
