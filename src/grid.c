@@ -34,7 +34,7 @@
 #define GRID_CELL_FACTOR_3D 1.25
 #endif
 // Crowded boxes (the cells of GRID_CELL_FACTOR_* would hold this many boxes or more on average,
-// from the spacing of the bulk): cells of this many times the typical extent instead. There the
+// from the extent of the bulk on each axis): cells of this many times the typical extent instead. There the
 // time goes to the candidates of a box's runs (4.5 cells' worth, against a pair region of two
 // extents squared), not to the cells: `seed` 100,000 tests 380 million candidates for 82
 // million pairs with 1.5x cells (docs/grid.md, "Dense cells").
@@ -149,6 +149,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         thin[j] = INFINITY;
         for (int a = 0; a < d; ++a) thin[j] = fmin(thin[j], (double)b[d + a] - (double)b[a]);
     }
+    double typical[3] = {0, 0, 0}, bulk[3] = {0, 0, 0};
     for (int a = 0; a < d; ++a) {
         for (size_t j = 0; j < s; ++j) {
             const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
@@ -157,14 +158,22 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         }
         grid_sort_doubles(ext, s);
         grid_sort_doubles(cen, s);
-        double typical = s ? ext[(s * 3) / 4 < s ? (s * 3) / 4 : s - 1] : 0.0;
+        typical[a] = s ? ext[(s * 3) / 4 < s ? (s * 3) / 4 : s - 1] : 0.0;
         qlo[a] = s ? cen[s / 20] : 0.0;
         qhi[a] = s ? cen[s - 1 - s / 20] : 0.0;
+        bulk[a] = (qhi[a] - qlo[a]) / 0.9;
+    }
+    // Boxes per cell on average with the usual cells: n times the share of the bulk a cell
+    // covers on each axis (all of it on an axis where the bulk is thinner than a cell: `line`).
+    const double factor = d == 2 ? GRID_CELL_FACTOR_2D : GRID_CELL_FACTOR_3D;
+    double per_cell = (double)n;
+    for (int a = 0; a < d; ++a)
+        if (bulk[a] > factor * typical[a]) per_cell *= factor * typical[a] / bulk[a];
+    const bool crowded = per_cell >= GRID_DENSE_CELL_BOXES;
+    for (int a = 0; a < d; ++a) {
         // Points (zero extent) still want a few boxes per cell: the spacing of the bulk.
-        double bulk = (qhi[a] - qlo[a]) / 0.9;
-        double spacing = n ? bulk / pow((double)n, 1.0 / d) : 0.0;
-        double c = (d == 2 ? GRID_CELL_FACTOR_2D : GRID_CELL_FACTOR_3D) * typical;
-        if (spacing > 0.0 && pow(c / spacing, d) >= GRID_DENSE_CELL_BOXES) c = GRID_CELL_FACTOR_DENSE * typical;
+        double spacing = n ? bulk[a] / pow((double)n, 1.0 / d) : 0.0;
+        double c = (crowded ? GRID_CELL_FACTOR_DENSE : factor) * typical[a];
         if (c < GRID_SPACING_FACTOR * spacing) c = GRID_SPACING_FACTOR * spacing;
         if (user_cell > 0.0f) c = (double)user_cell;
         // Everything identical: any positive cell will do; keep it relative to the coordinates.
