@@ -17,6 +17,7 @@
 // holds, one walk over the table serves it instead, so a query costs at most a few times the
 // cells that exist, however large its box (issue #17: no cost in proportion to the cells a huge
 // box spans).
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -191,7 +192,12 @@ static inline void cells_note_extent(world_cells *c, unsigned level, const float
 // ---------------------------------------------------------------------------------------------
 // Blocks of the entry pool
 
-static inline unsigned cells_class(uint32_t cap) { return (unsigned)__builtin_ctz(cap) - 1u; }
+// The class of a block of `cap` entries (a power of two, at least 2; a cell without a block has
+// cap 0 and no class).
+static inline unsigned cells_class(uint32_t cap) {
+    assert(cap >= 2 && (cap & (cap - 1)) == 0);
+    return (unsigned)__builtin_ctz(cap) - 1u;
+}
 
 // A block of 2 << cls entries of `stride` floats: a free one of the class, else from the pool's
 // end (growing it). Shared by the cells' runs and the near lists (world_near.c).
@@ -303,7 +309,8 @@ static void cells_delete(bp_world *w, size_t i) {
     world_cells *c = &w->cells;
     world_cell *t = c->table;
     const size_t m = c->table_cap - 1;
-    bp_world_block_put(w, &c->blocks, t[i].off, cells_class(t[i].cap));
+    // A cell made in this update whose first block could not be had (out of memory) has none.
+    if (t[i].cap) bp_world_block_put(w, &c->blocks, t[i].off, cells_class(t[i].cap));
     c->cells--;
     c->level_cells[t[i].level]--;
     for (size_t j = (i + 1) & m; t[j].used; j = (j + 1) & m) {
