@@ -191,11 +191,7 @@ void bp_context_destroy(bp_context *ctx) {
     BP_RELEASE(ctx, ctx->sort_tmp, ctx->sort_tmp_cap);
     BP_RELEASE(ctx, ctx->query.data, ctx->query.cap);
     BP_RELEASE(ctx, ctx->query_tmp, ctx->query_tmp_cap);
-    for (size_t w = 0; w < ctx->pw_cap; ++w) BP_RELEASE(ctx, ctx->pw[w].pairs, ctx->pw[w].cap);
-    BP_RELEASE(ctx, ctx->pw, ctx->pw_cap);
-    BP_RELEASE(ctx, ctx->arena, ctx->arena_cap);
-    BP_RELEASE(ctx, ctx->task_last, ctx->task_last_cap);
-    BP_RELEASE(ctx, ctx->segs, ctx->segs_cap);
+    bp_par_release(ctx);
     BP_RELEASE(ctx, ctx->hist, ctx->hist_cap);
     BP_RELEASE(ctx, ctx->parts, ctx->parts_cap);
     BP_RELEASE(ctx, ctx->scratch, ctx->scratch_cap);

@@ -6,20 +6,14 @@
 #include "method.h"
 #include "pool.h"
 
-/// One worker's overflow pairs during a parallel pair pass (src/par.c), kept between calls.
-typedef struct bp_par_worker {
-    bp_pair *pairs;
-    size_t cap, count;
-    char pad[64 - sizeof(bp_pair *) - 2 * sizeof(size_t)];  // one line each: no false sharing
-} bp_par_worker;
+/// A block of pairs of a parallel pair pass (src/par.c): a header line, then the pairs.
+typedef struct bp_par_block bp_par_block;
 
 /// Where one task of a parallel pair pass left its pairs (in task order: the output order).
 typedef struct bp_par_seg {
-    size_t offset, count;  // in the arena, or in its worker's buffer when it overflowed its slot
-    size_t at;             // in the merged output of its wave
+    bp_par_block *first;  // its chain of blocks (NULL: it found none or did not run)
+    size_t count;
     uint64_t checks;
-    uint32_t worker;
-    bool overflow;
 } bp_par_seg;
 
 /// One block of the load's statistics (bp_set_boxes).
@@ -68,12 +62,11 @@ struct bp_context {
     bool par;               // this call may run in parallel (bp_run: pool and n >= parallel_min)
     size_t par_min;         // calls with fewer boxes stay serial
     size_t par_grain;       // 0, or the smallest task when def.parallel_min asks for small ones
-    bp_par_worker *pw;      // one per worker: pairs of tasks that overflowed their slot
-    bp_pair *arena;         // the tasks' slots for their pairs
-    size_t arena_cap;
-    size_t *task_last;      // per task: its pairs on the last pair pass (slot sizes)
-    size_t task_last_cap;
-    size_t pw_cap;
+    bp_par_block **blocks;  // the pair passes' pool of blocks, handed out anew each pass
+    size_t nblocks, blocks_cap;
+    bp_par_block *blocks_all;  // every block the context holds (some not yet in the pool)
+    bp_par_block **order;   // one pass's blocks in output order (the merge's items)
+    size_t order_cap;
     bp_par_seg *segs;       // one per task of a pair pass
     size_t segs_cap;
     uint32_t *hist;         // radix histograms, per task

@@ -72,36 +72,37 @@ bp_status bp_par_copy(bp_context *ctx, void *dst, const void *src, size_t bytes)
 // ---------------------------------------------------------------------------------------------
 // Pair passes
 
-// A task's sink. Its pairs go to its slot of the context's arena, sized from what the same
-// task found on the last call with half as much again; a task that finds more moves them to its
-// worker's overflow buffer and goes on there. Slots depend on the tasks, not on which worker
-// runs them, so a warm frame (similar pairs per task) allocates nothing whatever the schedule.
-typedef struct par_sink {
-    bp_sink s;  // first: the flush gets a pointer to it
-    bp_par_worker *w;
-    size_t start;  // in the overflow buffer: where this task's pairs begin
-    bool overflow;
-} par_sink;
+// A task's pairs go to a chain of fixed blocks taken from the context's pool: a warm pass (the
+// pool as large as the last passes needed) allocates nothing whatever the schedule, and a pass
+// that finds more pairs than any before adds blocks without moving or copying the ones it has
+// (the earlier design sized a slot per task from its last count, and huge outputs regrew and
+// re-touched fresh pages for several frames: issue #14's seed at 100,000, 82 million pairs).
+// 64 KiB of pairs: a task's last, part-filled block wastes little, and a block is taken (one
+// atomic add) every 8,192 pairs.
+#define BP_PAR_BLOCK_PAIRS 8192
 
-static bp_status par_flush(bp_sink *s) {
-    par_sink *ps = (par_sink *)s;
-    bp_par_worker *w = ps->w;
-    bp_status st = BP_OK;
-    if (!ps->overflow) {
-        // Out of its slot: to the end of the worker's overflow buffer, with room to grow.
-        const size_t start = w->count;
-        w->pairs = bp_grow(s->ctx, w->pairs, &w->cap, start + 2 * s->cap + 1, sizeof *w->pairs, true, &st);
-        if (st != BP_OK) return st;
-        memcpy(w->pairs + start, s->buf, s->count * sizeof *s->buf);
-        ps->start = start;
-        ps->overflow = true;
-    } else {
-        w->pairs = bp_grow(s->ctx, w->pairs, &w->cap, ps->start + s->cap + 1, sizeof *w->pairs, true, &st);
-        if (st != BP_OK) return st;
+struct bp_par_block {
+    bp_par_block *next;  // the next block of the same task
+    bp_par_block *all;   // the context's list of every block (freed with it)
+    size_t count;        // pairs in it
+    size_t at;           // where they go in the pass's output
+    bool extra;          // allocated by a task this pass; not yet in the pool
+    char pad[64 - 2 * sizeof(bp_par_block *) - 2 * sizeof(size_t) - sizeof(bool)];
+};
+_Static_assert(sizeof(bp_par_block) == 64, "a block's pairs start on a line");
+
+static inline bp_pair *par_block_pairs(bp_par_block *b) { return (bp_pair *)(void *)(b + 1); }
+
+void bp_par_release(bp_context *ctx) {
+    for (bp_par_block *b = ctx->blocks_all, *next; b; b = next) {
+        next = b->all;
+        bp_free(ctx, b, sizeof *b + BP_PAR_BLOCK_PAIRS * sizeof(bp_pair));
     }
-    s->buf = w->pairs + ps->start;
-    s->cap = w->cap - ps->start;
-    return BP_OK;
+    ctx->blocks_all = NULL;
+    ctx->nblocks = 0;
+    BP_RELEASE(ctx, ctx->blocks, ctx->blocks_cap);
+    BP_RELEASE(ctx, ctx->order, ctx->order_cap);
+    BP_RELEASE(ctx, ctx->segs, ctx->segs_cap);
 }
 
 typedef struct par_pair_job {
@@ -112,46 +113,95 @@ typedef struct par_pair_job {
     uint32_t tasks;  // of the whole pass
     uint32_t first;  // first task of this wave
     uint32_t split;
-    size_t *slot;    // per task of the wave: its slot's offset in the arena, then its end
-    _Atomic int status;  // the first error of a task (then the others stop early)
+    _Atomic size_t next_block;  // the pool's next free block (past nblocks: tasks allocate)
+    _Atomic int status;         // the first error of a task (then the others stop early)
 } par_pair_job;
+
+// A free block from the pool, or a new one (marked extra) when the pool is spent.
+static bp_par_block *par_block_take(par_pair_job *j) {
+    bp_context *ctx = j->ctx;
+    const size_t k = atomic_fetch_add_explicit(&j->next_block, 1, memory_order_relaxed);
+    bp_par_block *b;
+    if (k < ctx->nblocks) {
+        b = ctx->blocks[k];
+    } else {
+        b = bp_alloc(ctx, sizeof *b + BP_PAR_BLOCK_PAIRS * sizeof(bp_pair));
+        if (!b) return NULL;
+        b->extra = true;
+    }
+    b->next = NULL;
+    b->count = 0;
+    return b;
+}
+
+// A task's sink: its flush closes the current block and goes on in a new one.
+typedef struct par_sink {
+    bp_sink s;  // first: the flush gets a pointer to it
+    par_pair_job *j;
+    bp_par_block *cur;
+    size_t done;  // pairs in the task's closed blocks
+} par_sink;
+
+static bp_status par_flush(bp_sink *s) {
+    par_sink *ps = (par_sink *)s;
+    bp_par_block *b = par_block_take(ps->j);
+    if (!b) return BP_ERR_NOMEM;
+    ps->cur->count = s->count;
+    ps->done += s->count;
+    ps->cur->next = b;
+    ps->cur = b;
+    s->buf = par_block_pairs(b);
+    s->count = 0;
+    s->cap = BP_PAR_BLOCK_PAIRS;
+    return BP_OK;
+}
 
 static void par_pair_task(void *user, uint32_t wt, uint32_t worker) {
     par_pair_job *j = user;
-    bp_context *ctx = j->ctx;
     const uint32_t t = j->first + wt;
-    bp_par_seg *seg = &ctx->segs[t];
-    bp_par_worker *w = &ctx->pw[worker];
-    seg->worker = worker;
-    seg->overflow = false;
-    seg->offset = j->slot[2 * wt];
+    bp_par_seg *seg = &j->ctx->segs[t];
+    seg->first = NULL;
     seg->count = 0;
     seg->checks = 0;
     if (atomic_load_explicit(&j->status, memory_order_relaxed) != BP_OK) return;
     par_sink ps;
     memset(&ps, 0, sizeof ps);
-    ps.w = w;
-    ps.s.ctx = ctx;
-    ps.s.split = j->split;
-    ps.s.flush = par_flush;
-    ps.s.buf = ctx->arena + j->slot[2 * wt];
-    ps.s.count = 0;
-    ps.s.cap = j->slot[2 * wt + 1] - j->slot[2 * wt];  // more than BP_SINK_MIN_ROOM
-    size_t b, e;
-    bp_par_range(j->items, j->tasks, t, &b, &e);
-    uint64_t checks = 0;
-    bp_status st = j->fn(j->user, b, e, worker, &ps.s, &checks);
-    seg->count = ps.s.count;
-    seg->checks = checks;
-    if (ps.overflow) {
-        seg->overflow = true;
-        seg->offset = ps.start;
-        w->count = ps.start + ps.s.count;
+    ps.j = j;
+    ps.cur = seg->first = par_block_take(j);
+    bp_status st = BP_ERR_NOMEM;
+    if (ps.cur) {
+        ps.s.ctx = j->ctx;
+        ps.s.split = j->split;
+        ps.s.flush = par_flush;
+        ps.s.buf = par_block_pairs(ps.cur);
+        ps.s.cap = BP_PAR_BLOCK_PAIRS;
+        size_t b, e;
+        bp_par_range(j->items, j->tasks, t, &b, &e);
+        uint64_t checks = 0;
+        st = j->fn(j->user, b, e, worker, &ps.s, &checks);
+        ps.cur->count = ps.s.count;
+        seg->count = ps.done + ps.s.count;
+        seg->checks = checks;
     }
     if (st != BP_OK) {
         int ok = BP_OK;
         atomic_compare_exchange_strong(&j->status, &ok, (int)st);
     }
+}
+
+// After a wave (serially): the blocks its tasks allocated join the context's list (so they are
+// freed with it whatever happens next) and, where the pool's array can grow, the pool.
+static void par_adopt(bp_context *ctx, uint32_t first, uint32_t count) {
+    for (uint32_t k = 0; k < count; ++k)
+        for (bp_par_block *b = ctx->segs[first + k].first; b; b = b->next) {
+            if (!b->extra) continue;
+            b->extra = false;
+            b->all = ctx->blocks_all;
+            ctx->blocks_all = b;
+            bp_status st = BP_OK;
+            ctx->blocks = bp_grow(ctx, ctx->blocks, &ctx->blocks_cap, ctx->nblocks + 1, sizeof *ctx->blocks, true, &st);
+            if (st == BP_OK) ctx->blocks[ctx->nblocks++] = b;  // else kept only for the free
+        }
 }
 
 // Copies `count` pairs, with non-temporal stores where asked and the destination allows.
@@ -176,51 +226,65 @@ static void par_copy(bp_pair *dst, const bp_pair *src, size_t count, bool stream
     memcpy(dst, src, count * sizeof *dst);
 }
 
+// The merge copies blocks, not tasks: a task that found most of the pairs does not make one
+// copy task the long one.
 typedef struct par_merge_job {
-    bp_context *ctx;
-    bp_pair *dst;  // where the first task's pairs go (each task's go to dst + its seg's `at`)
-    uint32_t first;
+    bp_pair *dst;  // the wave's output: each block's pairs go to dst + its `at`
+    bp_par_block *const *order;
+    size_t blocks;
+    uint32_t tasks;
     bool stream;
 } par_merge_job;
 
-static void par_merge_task(void *user, uint32_t wt, uint32_t worker) {
+static void par_merge_task(void *user, uint32_t t, uint32_t worker) {
     (void)worker;
     const par_merge_job *j = user;
-    const bp_par_seg *seg = &j->ctx->segs[j->first + wt];
-    const bp_pair *src = (seg->overflow ? j->ctx->pw[seg->worker].pairs : j->ctx->arena) + seg->offset;
-    if (seg->count) par_copy(j->dst + seg->at, src, seg->count, j->stream);
+    size_t b, e;
+    bp_par_range(j->blocks, j->tasks, t, &b, &e);
+    for (size_t k = b; k < e; ++k) {
+        bp_par_block *blk = j->order[k];
+        par_copy(j->dst + blk->at, par_block_pairs(blk), blk->count, j->stream);
+    }
 }
 
 // Sends tasks [first, first + count) of a pass, in order, to the sink.
 static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uint32_t count) {
-    size_t total = 0;
+    size_t total = 0, blocks = 0;
     for (uint32_t k = 0; k < count; ++k) {
-        ctx->segs[first + k].at = total;
         total += ctx->segs[first + k].count;
+        for (const bp_par_block *b = ctx->segs[first + k].first; b; b = b->next) blocks += b->count != 0;
     }
     if (total == 0) return BP_OK;
     bp_status st = BP_OK;
     bp_pair *dst = bp_sink_claim(sink, total, &st);
     if (st != BP_OK) return st;
-    if (dst) {
-        par_merge_job mj = {ctx, dst, first, total >= BP_PAR_STREAM_PAIRS};
-        // A few pages of pairs are copied sooner than the workers are woken for them.
-        if (total < BP_PAR_MERGE_MIN) {
-            for (uint32_t k = 0; k < count; ++k) par_merge_task(&mj, k, 0);
-        } else {
-            st = bp_par_run(ctx, count, par_merge_task, &mj);
-        }
-#if defined(__SSE2__)
-        if (mj.stream) _mm_sfence();  // the streamed stores before anything the caller does next
-#endif
-        if (st == BP_OK) sink->count += total;
+    if (!dst) {
+        for (uint32_t k = 0; k < count && st == BP_OK; ++k)
+            for (bp_par_block *b = ctx->segs[first + k].first; b && st == BP_OK; b = b->next)
+                st = bp_sink_append(sink, par_block_pairs(b), b->count);
         return st;
     }
-    for (uint32_t k = 0; k < count && st == BP_OK; ++k) {
-        const bp_par_seg *seg = &ctx->segs[first + k];
-        const bp_pair *src = (seg->overflow ? ctx->pw[seg->worker].pairs : ctx->arena) + seg->offset;
-        st = bp_sink_append(sink, src, seg->count);
+    BP_RESERVE_DISCARD(ctx, ctx->order, ctx->order_cap, blocks);
+    size_t at = 0, nb = 0;
+    for (uint32_t k = 0; k < count; ++k)
+        for (bp_par_block *b = ctx->segs[first + k].first; b; b = b->next) {
+            if (b->count == 0) continue;
+            b->at = at;
+            at += b->count;
+            ctx->order[nb++] = b;
+        }
+    // A few pages of pairs are copied sooner than the workers are woken for them.
+    par_merge_job mj = {dst, ctx->order, nb, 1, total >= BP_PAR_STREAM_PAIRS};
+    if (total < BP_PAR_MERGE_MIN) {
+        par_merge_task(&mj, 0, 0);
+    } else {
+        mj.tasks = bp_par_tasks(ctx, nb, 1);
+        st = bp_par_run(ctx, mj.tasks, par_merge_task, &mj);
     }
+#if defined(__SSE2__)
+    if (mj.stream) _mm_sfence();  // the streamed stores before anything the caller does next
+#endif
+    if (st == BP_OK) sink->count += total;
     return st;
 }
 
@@ -229,19 +293,7 @@ bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grai
     const uint32_t tasks = bp_par_tasks(ctx, items, grain);
     if (tasks < 2) return fn(user, 0, items, 0, sink, checks);
     const uint32_t workers = bp_pool_workers(ctx->pool);
-    // Reserved before any task runs: tasks allocate only their pair buffers.
-    if (ctx->pw_cap < workers) {
-        const size_t old = ctx->pw_cap;
-        BP_RESERVE(ctx, ctx->pw, ctx->pw_cap, workers);
-        memset(ctx->pw + old, 0, (ctx->pw_cap - old) * sizeof *ctx->pw);
-    }
     BP_RESERVE_DISCARD(ctx, ctx->segs, ctx->segs_cap, tasks);
-    // The tasks' pair counts of the last pass (for their slots), kept; zero for new tasks.
-    if (ctx->task_last_cap < tasks) {
-        const size_t old = ctx->task_last_cap;
-        BP_RESERVE(ctx, ctx->task_last, ctx->task_last_cap, tasks);
-        memset(ctx->task_last + old, 0, (ctx->task_last_cap - old) * sizeof *ctx->task_last);
-    }
     par_pair_job j;
     j.ctx = ctx;
     j.fn = fn;
@@ -251,30 +303,17 @@ bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grai
     j.split = sink->split;
     atomic_init(&j.status, BP_OK);
     // Callback mode: waves; buffer mode: one.
-    const bool waves = !bp_sink_buffered(sink);
-    const uint32_t wave = waves ? workers * BP_PAR_WAVE_PER_WORKER : tasks;
-    j.slot = bp_par_scratch(ctx, 2 * (size_t)wave * sizeof *j.slot, &(bp_status){BP_OK});
-    if (!j.slot) return BP_ERR_NOMEM;
+    const uint32_t wave = bp_sink_buffered(sink) ? tasks : workers * BP_PAR_WAVE_PER_WORKER;
     bp_status st = BP_OK;
     for (uint32_t first = 0; first < tasks && st == BP_OK; first += wave) {
         const uint32_t count = tasks - first < wave ? tasks - first : wave;
-        // Slots: last call's count and half again, and room for a block of writes.
-        size_t total = 0;
-        for (uint32_t k = 0; k < count; ++k) {
-            const size_t last = ctx->task_last[first + k];
-            j.slot[2 * k] = total;
-            total += last + last / 2 + 2 * BP_SINK_MIN_ROOM;
-            j.slot[2 * k + 1] = total;
-        }
-        BP_RESERVE_DISCARD(ctx, ctx->arena, ctx->arena_cap, total);
-        for (uint32_t w = 0; w < workers; ++w) ctx->pw[w].count = 0;
+        atomic_init(&j.next_block, 0);  // every block is free again: the last wave was delivered
         j.first = first;
+        for (uint32_t k = 0; k < count; ++k) ctx->segs[first + k].first = NULL;  // if a task never runs
         st = bp_par_run(ctx, count, par_pair_task, &j);
+        par_adopt(ctx, first, count);
         if (st == BP_OK) st = (bp_status)atomic_load(&j.status);
-        for (uint32_t k = 0; k < count; ++k) {
-            *checks += ctx->segs[first + k].checks;
-            if (st == BP_OK) ctx->task_last[first + k] = ctx->segs[first + k].count;
-        }
+        for (uint32_t k = 0; k < count; ++k) *checks += ctx->segs[first + k].checks;
         if (st == BP_OK) st = par_deliver(ctx, sink, first, count);
     }
     return st;

@@ -53,13 +53,16 @@ typedef bp_status bp_par_pair_fn(void *user, size_t begin, size_t end, uint32_t 
                                  uint64_t *checks);
 
 /// Runs a pair pass over [0, items): serially into `sink` when bp_par_tasks gives one task, else
-/// in tasks whose pairs go to their worker's buffer and then to `sink` in task order, so the
+/// in tasks whose pairs go to blocks kept by the context and then to `sink` in task order, so the
 /// sink receives the same pairs in the same order either way. In callback mode the tasks run in
 /// waves (a few per worker), each delivered before the next starts, so that memory stays bounded.
 /// Errors: a task's (BP_ERR_NOMEM; the other tasks stop early), the sink's (BP_ERR_STOPPED,
 /// BP_ERR_NOMEM), the pool's.
 bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grain, bp_par_pair_fn *fn, void *user,
                        uint64_t *checks);
+
+/// Frees what the pair passes keep (the pool of pair blocks), at the context's destroy.
+void bp_par_release(bp_context *ctx);
 
 /// bp_radix_sort32 / bp_radix_sort64 on the workers: the same result (a stable sort), with
 /// histograms per task. Serial when the call is. BP_ERR_NOMEM (histograms) or the pool's error.
