@@ -438,6 +438,7 @@ static inline bp_context *bpt_context(bp_method m, int d, const bp_context_def *
 
 typedef struct bpt_alloc {
     size_t live_bytes, live_blocks;
+    size_t peak_bytes;  // the most live at once
     size_t allocs;      // allocation calls so far (failed ones included)
     size_t fail_at;     // fail the allocation with this number (1-based); 0 = never
     size_t failures;    // allocations refused so far
@@ -468,6 +469,7 @@ static inline void *bpt_alloc_fn(size_t size, size_t align, void *user) {
     memcpy(p - sizeof meta, meta, sizeof meta);
     a->live_bytes += size;
     a->live_blocks++;
+    if (a->live_bytes > a->peak_bytes) a->peak_bytes = a->live_bytes;
     return p;
 }
 

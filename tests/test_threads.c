@@ -613,6 +613,62 @@ static void case_warm(int argc, char **argv) {
     free_inputs(&s);
 }
 
+// Pair counts far above the box count (every box meets every other, as in the seed scene's
+// crowds): the workers hold at most one more copy of the pairs than one worker does (each task's
+// blocks, before the merge), and once a frame has found the most pairs, later frames allocate
+// nothing. The pairs grow from frame 0 (half the boxes crowded) to frame 1 (all), so the pool of
+// blocks must grow without being rebuilt; the output equals one worker's, byte for byte.
+static void crowd_frame(float *v, int dim, size_t n, size_t crowded, uint64_t salt) {
+    bpt_rng r = bpt_rng_make(salt);
+    for (size_t k = 0; k < n; ++k)
+        for (int a = 0; a < dim; ++a) {
+            // The crowd: boxes of about 1 around the origin; the others apart on a line far off.
+            const double c = k < crowded ? bpt_uniform(&r, -0.1, 0.1) : (a == 0 ? 1000.0 + 10.0 * (double)k : 500.0);
+            v[k * (size_t)(2 * dim) + (size_t)a] = (float)(c - 0.5);
+            v[k * (size_t)(2 * dim) + (size_t)(dim + a)] = (float)(c + 0.5);
+        }
+}
+
+static void case_crowd(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    const size_t n = Q(1600, 800), frames = 5, w = (size_t)(2 * dim);
+    float *v = bpt_xrealloc(NULL, n * w * sizeof(float));
+    bpt_pairs want = {0}, got = {0};
+    bpt_alloc al[2];
+    memset(al, 0, sizeof al);
+    config c1 = {1, false, NULL, &al[0], 1, BP_GRID_LAYOUT_AUTO, 0};
+    config c3 = {3, false, NULL, &al[1], 1, BP_GRID_LAYOUT_AUTO, 0};
+    bp_context *one = make_context(m, dim, &c1), *three = make_context(m, dim, &c3);
+    for (size_t f = 0; f < frames; ++f) {
+        crowd_frame(v, dim, n, f == 0 ? n / 2 : n, 71 + f);
+        const size_t before = al[1].allocs;
+        for (int mode = 0; mode < 2; ++mode) {
+            const bpt_delivery d = mode ? BPT_CALLBACK : BPT_BUFFER;
+            bpt_note("frame %zu, %s", f, mode ? "callback" : "buffer");
+            CHECK_OK(bpt_find(one, dim, v, n, d, &want));
+            CHECK_OK(bpt_find(three, dim, v, n, d, &got));
+            CHECK_EQ(want.n, (f == 0 ? n / 2 : n) * ((f == 0 ? n / 2 : n) - 1) / 2);
+            CHECK_EQ(got.n, want.n);
+            CHECK(memcmp(got.k, want.k, want.n * sizeof *want.k) == 0);
+        }
+        if (f >= 2) CHECK_MSG(al[1].allocs == before, "a frame after the most pairs allocated %zu times",
+                              al[1].allocs - before);
+    }
+    // One more copy of the pairs than one worker, a part-filled block of 64 KiB per task (24 at
+    // most) and a little per-worker scratch.
+    const size_t bound = al[0].peak_bytes + want.n * sizeof(bp_pair) + 24 * 65600 + (1u << 20);
+    CHECK_MSG(al[1].peak_bytes <= bound, "3 workers held %zu bytes at most, 1 worker %zu, %zu pairs",
+              al[1].peak_bytes, al[0].peak_bytes, want.n);
+    bp_context_destroy(one);
+    bp_context_destroy(three);
+    CHECK_EQ(al[0].live_blocks, 0);
+    CHECK_EQ(al[1].live_blocks, 0);
+    bpt_pairs_free(&want);
+    bpt_pairs_free(&got);
+    free(v);
+}
+
 typedef struct stopper {
     tlog *log;
     size_t batches, stop_after;
@@ -988,6 +1044,7 @@ static const bpt_case cases[] = {
     {"same", case_same},         {"sorted", case_sorted},   {"hooks", case_hooks},
     {"nomem", case_nomem},       {"stopped", case_stopped}, {"auto", case_auto},
     {"bad_def", case_bad_def},   {"bad_hooks", case_bad_hooks}, {"warm", case_warm},
+    {"crowd", case_crowd},
     {"world", case_world},
 };
 

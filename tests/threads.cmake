@@ -25,7 +25,7 @@ endfunction()
 
 foreach(bp_m ${BP_TEST_METHODS})
   foreach(bp_d 2 3)
-    foreach(bp_c same sorted hooks nomem stopped bad_hooks warm)
+    foreach(bp_c same sorted hooks nomem stopped bad_hooks warm crowd)
       set(bp_l "lib;threads")
       if(bp_c STREQUAL "same" OR (bp_d EQUAL 2 AND (bp_c STREQUAL "hooks" OR bp_c STREQUAL "nomem")))
         set(bp_l "lib;threads;tsan")
