@@ -184,6 +184,8 @@ __attribute__((target("avx2"))) static inline bp_status kernel_sweep_avx2(const 
     return BP_OK;
 }
 
+#if !defined(BP_NO_AVX512)
+#define SWEEP_KERNEL_AVX512 1
 #define SWEEP_T512 __attribute__((target("avx2,avx512f,avx512vl,avx512dq,popcnt")))
 
 // Streamed buffer mode (context.c: a large output, no bipartite split) on AVX-512. The pairs that
@@ -259,6 +261,7 @@ SWEEP_T512 static inline bp_status kernel_sweep_stream512(const float *BP_RESTRI
     *checks += c;
     return r;
 }
+#endif
 
 #endif
 
@@ -278,13 +281,15 @@ KERNEL_VARIANT(kernel_avx2_2, kernel_sweep_avx2, __attribute__((target("avx2")))
 KERNEL_VARIANT(kernel_avx2_2_lo, kernel_sweep_avx2, __attribute__((target("avx2"))), 2, true)
 KERNEL_VARIANT(kernel_avx2_3, kernel_sweep_avx2, __attribute__((target("avx2"))), 3, false)
 KERNEL_VARIANT(kernel_avx2_3_lo, kernel_sweep_avx2, __attribute__((target("avx2"))), 3, true)
+#endif
+#if defined(SWEEP_KERNEL_AVX512)
 KERNEL_VARIANT(kernel_s512_2, kernel_sweep_stream512, SWEEP_T512, 2, false)
 KERNEL_VARIANT(kernel_s512_2_lo, kernel_sweep_stream512, SWEEP_T512, 2, true)
 KERNEL_VARIANT(kernel_s512_3, kernel_sweep_stream512, SWEEP_T512, 3, false)
 KERNEL_VARIANT(kernel_s512_3_lo, kernel_sweep_stream512, SWEEP_T512, 3, true)
 #endif
 
-#if defined(SWEEP_KERNEL_AVX2)
+#if defined(SWEEP_KERNEL_AVX512)
 static bool sweep_stream512(void) {
     return bp_cpu_avx512() && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
            __builtin_cpu_supports("popcnt");
@@ -293,12 +298,14 @@ static bool sweep_stream512(void) {
 
 bp_status bp_sweep_soa_rows(const float *soa, size_t n, size_t stride, int dim, const uint32_t *idx, bool check_lo,
                             size_t k0, size_t k1, bp_sink *sink, uint64_t *checks) {
-#if defined(SWEEP_KERNEL_AVX2)
+#if defined(SWEEP_KERNEL_AVX512)
     if (sink->lines && !sink->split && sweep_stream512()) {
         if (dim == 2)
             return (check_lo ? kernel_s512_2_lo : kernel_s512_2)(soa, n, stride, idx, k0, k1, sink, checks);
         return (check_lo ? kernel_s512_3_lo : kernel_s512_3)(soa, n, stride, idx, k0, k1, sink, checks);
     }
+#endif
+#if defined(SWEEP_KERNEL_AVX2)
     if (bp_cpu_avx2()) {
         if (dim == 2)
             return (check_lo ? kernel_avx2_2_lo : kernel_avx2_2)(soa, n, stride, idx, k0, k1, sink, checks);
