@@ -47,6 +47,12 @@
 // against 9 GB/s with plain stores; sort-and-sweep on `line` 2D (every candidate a pair) from
 // 10.6 to 5.7 ms at 100,000 boxes (8 million pairs), from 283 to 139 ms at 1,000,000.
 #define BP_STREAM_PAIRS ((size_t)1 << 20)
+// From this many pairs per box (the last call's), the pair pass runs on the calling thread even
+// with workers (the other passes still use them): each pair a worker finds is written to its
+// block and copied to the output, three times the memory traffic of one thread's streamed
+// stores, so outputs this large were slower with 2 workers than with one (line 2D at 100,000,
+// 80 pairs a box, sweep: 11.8 against 5.1 ms; seed at 100,000, 820 a box, grid: about even).
+#define BP_PAR_PAIRS_PER_BOX 32
 
 static const bp_algorithm_class *const bp_classes[BP_METHOD_COUNT] = {
     [BP_METHOD_AUTO] = NULL,
@@ -733,7 +739,11 @@ bp_pair *bp_sink_claim(bp_sink *s, size_t count, bp_status *st) {
     if (!bp_sink_buffered(s)) return NULL;
     bp_context *ctx = s->ctx;
     if (s->cap - s->count <= count) {  // count < cap holds after the caller's writes
-        ctx->pairs = bp_grow(ctx, ctx->pairs, &ctx->pair_cap, s->count + count + 1, sizeof *ctx->pairs, true, st);
+        // A quarter more than asked: the next frame's merge, a few pairs larger, must not double
+        // the buffer onto fresh pages (line 2D at 100,000 with 2 workers: a 157 ms frame).
+        const size_t need = s->count + count + 1, want = need + need / 4;
+        ctx->pairs = bp_grow(ctx, ctx->pairs, &ctx->pair_cap, want > need ? want : need, sizeof *ctx->pairs,
+                             s->count > 0, st);
         if (*st != BP_OK) return NULL;
         s->buf = ctx->pairs;
         s->cap = ctx->pair_cap;
@@ -820,8 +830,10 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     if (dim != ctx->dim) return BP_ERR_DIMENSION;
     if (na > BP_MAX_BOXES || nb > BP_MAX_BOXES || na + nb > BP_MAX_BOXES) return BP_ERR_TOO_MANY;
 
-    // Workers only for calls large enough to pay for them (docs/architecture.md, "Threads").
+    // Workers only for calls large enough to pay for them (docs/architecture.md, "Threads"), and
+    // the pair pass on them only where it is not bound by writing pairs.
     ctx->par = ctx->pool && na + nb >= ctx->par_min;
+    ctx->par_pairs = ctx->par && ctx->last_pairs < BP_PAR_PAIRS_PER_BOX * (na + nb);
     const bool sums = ctx->def.method == BP_METHOD_AUTO || bp_classes[ctx->def.method]->frame_sums;
     bp_status st = bp_set_boxes(ctx, a, na, b, nb, sums);
     if (st != BP_OK) return st;
@@ -845,8 +857,8 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     sink.fn = fn;
     sink.user = user;
     const bool buffer_mode = fn == NULL || ctx->def.sort_pairs;
-    // Streamed: not with workers, whose merge streams its copies itself (src/par.c).
-    bool streamed = buffer_mode && !ctx->par && ctx->pair_count >= BP_STREAM_PAIRS && ctx->pairs &&
+    // Streamed: not when workers find the pairs, whose merge streams its copies itself (src/par.c).
+    bool streamed = buffer_mode && !ctx->par_pairs && ctx->pair_count >= BP_STREAM_PAIRS && ctx->pairs &&
                     ((uintptr_t)ctx->pairs & 63u) == 0;  // whole lines: needs the hooks' alignment
     if ((streamed || !buffer_mode) && !ctx->chunk) {
         bp_status gs = BP_OK;
@@ -908,6 +920,7 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
         return st;
     }
     ctx->stats.pairs = fn ? sink.delivered : sink.count;
+    ctx->last_pairs = ctx->stats.pairs;
     ctx->have_boxes = true;
     if (out) {
         out->pairs = ctx->pairs;

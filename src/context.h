@@ -60,6 +60,8 @@ struct bp_context {
     // Workers (def.workers > 1): the pool, whether this call uses it, and what tasks keep.
     bp_pool *pool;
     bool par;               // this call may run in parallel (bp_run: pool and n >= parallel_min)
+    bool par_pairs;         // and its pair pass too (not when the output bounds it: bp_run)
+    size_t last_pairs;      // pairs of the last successful call, either mode
     size_t par_min;         // calls with fewer boxes stay serial
     size_t par_grain;       // 0, or the smallest task when def.parallel_min asks for small ones
     bp_par_block **blocks;  // the pair passes' pool of blocks, handed out anew each pass

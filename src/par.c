@@ -291,7 +291,7 @@ static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uin
 bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grain, bp_par_pair_fn *fn, void *user,
                        uint64_t *checks) {
     const uint32_t tasks = bp_par_tasks(ctx, items, grain);
-    if (tasks < 2) return fn(user, 0, items, 0, sink, checks);
+    if (tasks < 2 || !ctx->par_pairs) return fn(user, 0, items, 0, sink, checks);
     const uint32_t workers = bp_pool_workers(ctx->pool);
     BP_RESERVE_DISCARD(ctx, ctx->segs, ctx->segs_cap, tasks);
     par_pair_job j;

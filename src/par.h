@@ -52,7 +52,8 @@ bp_status bp_par_copy(bp_context *ctx, void *dst, const void *src, size_t bytes)
 typedef bp_status bp_par_pair_fn(void *user, size_t begin, size_t end, uint32_t worker, bp_sink *sink,
                                  uint64_t *checks);
 
-/// Runs a pair pass over [0, items): serially into `sink` when bp_par_tasks gives one task, else
+/// Runs a pair pass over [0, items): serially into `sink` when bp_par_tasks gives one task or the
+/// call keeps its pair pass on one thread (a large output: context.c, BP_PAR_PAIRS_PER_BOX), else
 /// in tasks whose pairs go to blocks kept by the context and then to `sink` in task order, so the
 /// sink receives the same pairs in the same order either way. In callback mode the tasks run in
 /// waves (a few per worker), each delivered before the next starts, so that memory stays bounded.

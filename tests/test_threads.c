@@ -613,42 +613,49 @@ static void case_warm(int argc, char **argv) {
     free_inputs(&s);
 }
 
-// Pair counts far above the box count (every box meets every other, as in the seed scene's
-// crowds): the workers hold at most one more copy of the pairs than one worker does (each task's
-// blocks, before the merge), and once a frame has found the most pairs, later frames allocate
-// nothing. The pairs grow from frame 0 (half the boxes crowded) to frame 1 (all), so the pool of
-// blocks must grow without being rebuilt; the output equals one worker's, byte for byte.
-static void crowd_frame(float *v, int dim, size_t n, size_t crowded, uint64_t salt) {
+// Pair counts far above the box count: groups of `group` boxes that all overlap each other, the
+// groups far apart on a line along x (group = n: one crowd, as in the seed scene's). Sorted on x,
+// a group's boxes are neighbours, so the sweep's rows are runs of hits (whole blocks of 8).
+static void crowd_frame(float *v, int dim, size_t n, size_t group, uint64_t salt) {
     bpt_rng r = bpt_rng_make(salt);
-    for (size_t k = 0; k < n; ++k)
+    for (size_t k = 0; k < n; ++k) {
+        const size_t g = k / group;
         for (int a = 0; a < dim; ++a) {
-            // The crowd: boxes of about 1 around the origin; the others apart on a line far off.
-            const double c = k < crowded ? bpt_uniform(&r, -0.1, 0.1) : (a == 0 ? 1000.0 + 10.0 * (double)k : 500.0);
+            const double c = (a == 0 ? 10.0 * (double)g : 0.0) + bpt_uniform(&r, -0.1, 0.1);
             v[k * (size_t)(2 * dim) + (size_t)a] = (float)(c - 0.5);
             v[k * (size_t)(2 * dim) + (size_t)(dim + a)] = (float)(c + 0.5);
         }
+    }
 }
 
-static void case_crowd(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int dim = bpt_dim_arg(argc, argv, 1);
-    const size_t n = Q(1600, 800), frames = 5, w = (size_t)(2 * dim);
+// Huge outputs with workers. Crowds of 20, then 40 boxes (10, then 20 pairs a box): the workers
+// find the pairs (src/par.c); they hold at most one more copy of them than one worker does (each
+// task's blocks, before the merge), their pool of blocks grows in frame 1 without being rebuilt,
+// and once the count has peaked no frame allocates. At 65,536 boxes, one worker streams its
+// output from frame 2 on (over 2^20 pairs: context.c's streamed mode), whose order must be the
+// workers'. One crowd of every box (800 pairs a box): the pair pass stays on the calling thread
+// after the first frame (BP_PAR_PAIRS_PER_BOX) while the other passes use the workers. Every
+// output equals one worker's, byte for byte.
+static void crowd_case(bp_method m, int dim, size_t n, bool one, size_t frames) {
+    const size_t w = (size_t)(2 * dim);
     float *v = bpt_xrealloc(NULL, n * w * sizeof(float));
     bpt_pairs want = {0}, got = {0};
     bpt_alloc al[2];
     memset(al, 0, sizeof al);
     config c1 = {1, false, NULL, &al[0], 1, BP_GRID_LAYOUT_AUTO, 0};
     config c3 = {3, false, NULL, &al[1], 1, BP_GRID_LAYOUT_AUTO, 0};
-    bp_context *one = make_context(m, dim, &c1), *three = make_context(m, dim, &c3);
+    bp_context *ctx1 = make_context(m, dim, &c1), *ctx3 = make_context(m, dim, &c3);
     for (size_t f = 0; f < frames; ++f) {
-        crowd_frame(v, dim, n, f == 0 ? n / 2 : n, 71 + f);
+        const size_t group = one ? (f == 0 ? n / 2 : n) : (f == 0 ? 20 : 40);
+        crowd_frame(v, dim, n, group, 71 + f);
         const size_t before = al[1].allocs;
         for (int mode = 0; mode < 2; ++mode) {
             const bpt_delivery d = mode ? BPT_CALLBACK : BPT_BUFFER;
-            bpt_note("frame %zu, %s", f, mode ? "callback" : "buffer");
-            CHECK_OK(bpt_find(one, dim, v, n, d, &want));
-            CHECK_OK(bpt_find(three, dim, v, n, d, &got));
-            CHECK_EQ(want.n, (f == 0 ? n / 2 : n) * ((f == 0 ? n / 2 : n) - 1) / 2);
+            bpt_note("%s, %zu boxes, frame %zu, %s", one ? "one crowd" : "crowds", n, f, mode ? "callback" : "buffer");
+            CHECK_OK(bpt_find(ctx1, dim, v, n, d, &want));
+            CHECK_OK(bpt_find(ctx3, dim, v, n, d, &got));
+            const size_t full = n / group * (group * (group - 1) / 2), rest = n % group;
+            CHECK_EQ(want.n, full + rest * (rest - (rest > 0)) / 2);
             CHECK_EQ(got.n, want.n);
             CHECK(memcmp(got.k, want.k, want.n * sizeof *want.k) == 0);
         }
@@ -660,13 +667,20 @@ static void case_crowd(int argc, char **argv) {
     const size_t bound = al[0].peak_bytes + want.n * sizeof(bp_pair) + 24 * 65600 + (1u << 20);
     CHECK_MSG(al[1].peak_bytes <= bound, "3 workers held %zu bytes at most, 1 worker %zu, %zu pairs",
               al[1].peak_bytes, al[0].peak_bytes, want.n);
-    bp_context_destroy(one);
-    bp_context_destroy(three);
+    bp_context_destroy(ctx1);
+    bp_context_destroy(ctx3);
     CHECK_EQ(al[0].live_blocks, 0);
     CHECK_EQ(al[1].live_blocks, 0);
     bpt_pairs_free(&want);
     bpt_pairs_free(&got);
     free(v);
+}
+
+static void case_crowd(int argc, char **argv) {
+    bp_method m = bpt_method_arg(argc, argv, 0);
+    int dim = bpt_dim_arg(argc, argv, 1);
+    crowd_case(m, dim, m == BP_METHOD_BRUTE ? 4096 : Q(65536, 8192), false, 5);
+    crowd_case(m, dim, Q(1600, 800), true, 5);
 }
 
 typedef struct stopper {

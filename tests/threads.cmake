@@ -17,7 +17,7 @@ if(BP_SANITIZE)
 endif()
 
 # Label `tsan`: the ones the ThreadSanitizer build of .ci/run runs (every method and dimension
-# with 1/2/3/7 workers, the task hooks, failing allocations), the rest being the same passes.
+# with 1/2/3/7 workers, the task hooks, failing allocations, huge outputs), the rest being the same passes.
 function(bp_threads_test name labels)
   add_test(NAME threads.${name} COMMAND test_threads ${ARGN})
   set_tests_properties(threads.${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "${labels}")
@@ -27,7 +27,7 @@ foreach(bp_m ${BP_TEST_METHODS})
   foreach(bp_d 2 3)
     foreach(bp_c same sorted hooks nomem stopped bad_hooks warm crowd)
       set(bp_l "lib;threads")
-      if(bp_c STREQUAL "same" OR (bp_d EQUAL 2 AND (bp_c STREQUAL "hooks" OR bp_c STREQUAL "nomem")))
+      if(bp_c STREQUAL "same" OR (bp_d EQUAL 2 AND (bp_c STREQUAL "hooks" OR bp_c STREQUAL "nomem" OR bp_c STREQUAL "crowd")))
         set(bp_l "lib;threads;tsan")
       endif()
       bp_threads_test(${bp_m}.${bp_d}d.${bp_c} "${bp_l}" ${bp_c} ${bp_m} ${bp_d})
