@@ -123,6 +123,8 @@ if wanted workers; then
     tmethods=sweep,grid,quadtree,rdc,auto
     run threads2d --scene uniform,clustered,mixed --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
     run threads3d --scene uniform --dim 3 --n "$tns" --frames "$tframes" --method "$tmethods" --threads "$threads"
+    # Outputs that bound the frame (80 and 820 pairs a box): never slower with workers.
+    run threadsout --scene line,seed --n 100000 --frames 5 --method sweep,grid,auto --threads "$threads"
 fi
 if wanted world; then
     run world2d --scene static,shooter --n "$wns" --frames "$wframes" --method "$wmethods" --peers --out "$tmp/world2d"
@@ -331,6 +333,16 @@ workers_section() {
         block "$tmp/threads2d.txt" "^$scene 2D: mean ms per frame by worker count"
     done
     block "$tmp/threads3d.txt" "^uniform 3D: mean ms per frame by worker count"
+    echo '```'
+    echo
+    echo "Outputs that bound the frame (line: 80 pairs a box; seed: 820): from 32 pairs a box on the last"
+    echo "call the pair pass stays on the calling thread, streamed, and the other passes use the workers"
+    echo "(docs/architecture.md, \"Outputs that bound the frame\")."
+    echo
+    echo '```'
+    for scene in line seed; do
+        block "$tmp/threadsout.txt" "^$scene 2D: mean ms per frame by worker count"
+    done
     echo '```'
     echo "<!-- workers: end -->"
 }
