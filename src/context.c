@@ -833,7 +833,7 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     // Workers only for calls large enough to pay for them (docs/architecture.md, "Threads"), and
     // the pair pass on them only where it is not bound by writing pairs.
     ctx->par = ctx->pool && na + nb >= ctx->par_min;
-    ctx->par_pairs = ctx->par && ctx->last_pairs < BP_PAR_PAIRS_PER_BOX * (na + nb);
+    ctx->par_pairs = ctx->par && ctx->last_pairs / BP_PAR_PAIRS_PER_BOX < na + nb;
     const bool sums = ctx->def.method == BP_METHOD_AUTO || bp_classes[ctx->def.method]->frame_sums;
     bp_status st = bp_set_boxes(ctx, a, na, b, nb, sums);
     if (st != BP_OK) return st;
