@@ -197,6 +197,8 @@ typedef struct grid_link_job {
     size_t cells;     // level-0 cells; the last band also clears [cells, fill)
     size_t fill;
     uint32_t *idx;    // per share: its boxes by band, in input order within a band
+    uint32_t *bkey;   // keys[idx[q]], at q: the link pass reads it in order (through idx, each
+                      // band's pass read nearly every line of keys)
     uint32_t *prev;   // next[idx[q]], at q
     uint32_t *start;  // per share: bands + 1 offsets into its part of idx
     uint32_t *wide;   // per share
@@ -219,15 +221,19 @@ static void grid_table_keys_task(void *user, uint32_t t, uint32_t worker) {
     for (size_t k = b; k < e; ++k) ++pos[(keys[k] >> shift) + 1];
     for (uint32_t a = 1; a <= j->bands; ++a) pos[a] += pos[a - 1];
     memcpy(start, pos, (j->bands + 1) * sizeof *pos);
-    uint32_t *BP_RESTRICT idx = j->idx + b;
-    for (size_t k = b; k < e; ++k) idx[pos[keys[k] >> shift]++] = (uint32_t)k;
+    uint32_t *BP_RESTRICT idx = j->idx + b, *BP_RESTRICT bkey = j->bkey + b;
+    for (size_t k = b; k < e; ++k) {
+        const uint32_t key = keys[k], q = pos[key >> shift]++;
+        idx[q] = (uint32_t)k;
+        bkey[q] = key;
+    }
 }
 
 static void grid_table_band_task(void *user, uint32_t a, uint32_t worker) {
     (void)worker;
     const grid_link_job *j = user;
     uint32_t *BP_RESTRICT head = j->g->head, *BP_RESTRICT prev = j->prev;
-    const uint32_t *BP_RESTRICT keys = j->g->keys, *BP_RESTRICT idx = j->idx;
+    const uint32_t *BP_RESTRICT bkey = j->bkey, *BP_RESTRICT idx = j->idx;
     const size_t c0 = (size_t)a << j->shift;
     size_t c1 = c0 + ((size_t)1 << j->shift);
     if (c1 > j->cells) c1 = j->cells;
@@ -239,7 +245,7 @@ static void grid_table_band_task(void *user, uint32_t a, uint32_t worker) {
         bp_par_range(j->n, j->tasks, t, &b, &e);
         const uint32_t *start = j->start + (size_t)t * (j->bands + 1);
         for (size_t q = b + start[a]; q < b + start[a + 1]; ++q) {
-            const uint32_t k = idx[q], key = keys[k], h = head[key];
+            const uint32_t k = idx[q], key = bkey[q], h = head[key];
             prev[q] = h;
             head[key] = k | (h != GRID_EMPTY ? GRID_MULTI : 0u);
             shared += h != GRID_EMPTY;
@@ -275,13 +281,16 @@ static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32
     const size_t most = tasks < GRID_LINK_MAX_BANDS ? tasks : GRID_LINK_MAX_BANDS;
     while (((j.cells - 1) >> j.shift) + 1 > most) ++j.shift;
     j.bands = (uint32_t)(((j.cells - 1) >> j.shift) + 1);
-    // idx and prev in the sorted layout's scratch: its order is gone already (g->ordered).
+    // idx, bkey and prev in the sorted layout's scratch: its order is gone already (g->ordered).
     g->mpos = bp_grow(ctx, g->mpos, &g->mpos_cap, n, sizeof *g->mpos, false, st);
     if (*st != BP_OK) return false;
     j.idx = g->mpos;
     g->mkeys = bp_grow(ctx, g->mkeys, &g->mkeys_cap, n, sizeof *g->mkeys, false, st);
     if (*st != BP_OK) return false;
     j.prev = g->mkeys;
+    g->okeys = bp_grow(ctx, g->okeys, &g->okeys_cap, n, sizeof *g->okeys, false, st);
+    if (*st != BP_OK) return false;
+    j.bkey = g->okeys;
     const size_t words = (size_t)tasks * (j.bands + 2) + j.bands;
     j.wide = bp_par_scratch(ctx, words * sizeof(uint32_t), st);
     if (*st != BP_OK) return false;
