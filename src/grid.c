@@ -185,6 +185,28 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     }
 }
 
+// The key axes of a level (grid_level.kax). A region query walks one row per cell of the
+// level's row and plane axes, so keys should run along the axis on which the querying boxes are
+// long. A level of long cells (shifts two or more apart) is queried by the boxes long on the
+// other axes (the planner picks the side with fewer rows, grid_plan_cross): its keys run along a
+// thin axis, chosen cyclically (cells long on x: along z; on y: along x; on z: along y; in 2D
+// the other axis), so that sticks along x query the level of sticks along y, y the z, z the x,
+// each through one or two rows, not one per cell of their length (`sticks` 3D: 8.8 rows a
+// query before). Other levels keep x, y, z (level 0 always: the key passes' fast path).
+static void grid_key_axes(grid_level *L, int d) {
+    int hi = 0, lo = 0;
+    for (int a = 1; a < d; ++a) {
+        if (L->shift[a] > L->shift[hi]) hi = a;
+        if (L->shift[a] < L->shift[lo]) lo = a;
+    }
+    int first = 0;
+    if (L->shift[hi] - L->shift[lo] >= 2) {
+        first = (hi + d - 1) % d;
+        while (L->shift[first] != L->shift[lo]) first = (first + 1) % d;
+    }
+    for (int k = 0; k < 3; ++k) L->kax[k] = (uint8_t)(k < d ? (first + k) % d : k);
+}
+
 // Fills the levels of a geometry whose level 0 is set: every tuple of per-axis shifts, from 0 to
 // the shift where that axis has at most two cells (a box there spans at most two whatever its
 // extent). Level index = sum of shift[a] * level_mul[a], x slowest, so (0, 0, 0) is level 0. False
@@ -210,12 +232,14 @@ static bool grid_build_levels(grid_geom *G) {
             L->shift[a] = (uint8_t)sh;
             L->g[a] = a < d ? ((G->g0[a] - 1) >> sh) + 1 : 1;
         }
-        for (int a = 0; a < d; ++a) {
-            stride[a] = size;
-            size *= (uint64_t)L->g[a] + 2;
+        grid_key_axes(L, d);
+        for (int k = 0; k < d; ++k) {
+            stride[L->kax[k]] = size;
+            size *= (uint64_t)L->g[L->kax[k]] + 2;
         }
         if (base + size >= (uint64_t)GRID_SENTINEL - GRID_PAD) return false;
         for (int a = 0; a < 3; ++a) L->stride[a] = (uint32_t)stride[a];
+        for (int k = 0; k < 3; ++k) L->kstride[k] = (uint32_t)stride[L->kax[k]];
         L->base = (uint32_t)base;
         L->size = (uint32_t)size;
         L->begin = L->end = 0;
@@ -508,7 +532,7 @@ static size_t grid_lower_bound(const bp_grid *g, int l, uint32_t key) {
     if (g->cells_ok[l]) return g->rows[g->roff[l] + (key - L->base)];
     size_t lo = L->begin, hi = L->end;
     if (g->rows_ok[l]) {
-        const size_t r = (key - L->base) / L->stride[1];
+        const size_t r = (key - L->base) / L->kstride[1];
         lo = g->rows[g->roff[l] + r];
         hi = g->rows[g->roff[l] + r + 1];
     }
@@ -524,15 +548,17 @@ static size_t grid_lower_bound(const bp_grid *g, int l, uint32_t key) {
 // Which of two occupied levels queries the other for their cross pairs. The candidates are
 // about the same either way; the row lookups are not: a box of level X spans about
 // 2^(shift_X - shift_Y + 1) + 1 cells of level Y on an axis where X's cells are larger, 3 where
-// they are not, and it looks up one row per cell on the axes past x (keys are x-contiguous). So
+// they are not, and it looks up one row per cell on Y's row and plane axes (grid_key_axes). So
 // X queries Y when its boxes times their rows in Y are fewer than the other way round (ties: the
 // higher level queries): a few large boxes search the fine levels, but many small boxes ask a
 // coarse level rather than each large box walking the rows of a much finer one; a box long on
 // x asks the level of boxes long on y, through few rows.
 static double grid_rows_in(const grid_geom *G, const grid_level *X, const grid_level *Y) {
     double rows = 1.0;
-    for (int a = 1; a < G->dim; ++a)
+    for (int k = 1; k < G->dim; ++k) {
+        const int a = Y->kax[k];
         rows *= X->shift[a] > Y->shift[a] ? ldexp(1.0, X->shift[a] - Y->shift[a] + 1) + 1.0 : 3.0;
+    }
     return rows;
 }
 
@@ -589,8 +615,8 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
     for (int o = 0; o < g->occupied_count; ++o) {
         const int l = g->occupied[o];
         const grid_level *L = &G->lv[l];
-        g->rows_ok[l] = searched[l] && total + L->size / L->stride[1] + 1 <= budget;
-        if (g->rows_ok[l]) total += L->size / L->stride[1] + 1;
+        g->rows_ok[l] = searched[l] && total + L->size / L->kstride[1] + 1 <= budget;
+        if (g->rows_ok[l]) total += L->size / L->kstride[1] + 1;
     }
     // A cell index costs a pass over the level's cells each frame: only where the lookups it
     // saves are more than a quarter of its cells.
@@ -606,7 +632,7 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
         }
         if (best < 0) break;
         const grid_level *L = &G->lv[best];
-        const size_t rows = L->size / L->stride[1] + 1, cells = (size_t)L->size + 1;
+        const size_t rows = L->size / L->kstride[1] + 1, cells = (size_t)L->size + 1;
         if (total - rows + cells > budget) break;
         total += cells - rows;
         g->rows_ok[best] = false;
@@ -618,7 +644,7 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
         const int l = g->occupied[o];
         if (!g->cells_ok[l] && !g->rows_ok[l]) continue;
         const grid_level *L = &G->lv[l];
-        const size_t rows = L->size / L->stride[1] + 1, cells = (size_t)L->size + 1;
+        const size_t rows = L->size / L->kstride[1] + 1, cells = (size_t)L->size + 1;
         g->roff[l] = total;
         total += g->cells_ok[l] ? cells : rows;
         uint32_t *out = g->rows + g->roff[l];
@@ -632,7 +658,7 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
         }
         size_t p = L->begin;
         for (size_t r = 0; r < rows; ++r) {
-            const uint64_t start = (uint64_t)L->base + (uint64_t)r * L->stride[1];
+            const uint64_t start = (uint64_t)L->base + (uint64_t)r * L->kstride[1];
             size_t hi = L->end;
             while (p < hi) {
                 size_t mid = p + (hi - p) / 2;
@@ -749,7 +775,7 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
-    const uint32_t sx = L->stride[1];
+    const uint32_t sx = L->kstride[1];
     size_t c1 = p0 < p1 ? grid_cursor_at(g, L, p0, keys[p0] + sx - 1) : p0;
     const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
@@ -793,7 +819,7 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
-    const uint32_t sx = L->stride[1], sxy = L->stride[2];
+    const uint32_t sx = L->kstride[1], sxy = L->kstride[2];
     const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
     size_t cur[4] = {p0, p0, p0, p0};
     for (int r = 0; r < 4 && p0 < p1; ++r) cur[r] = grid_cursor_at(g, L, p0, keys[p0] + off[r] - 1);
@@ -865,7 +891,8 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
             const grid_level *L = &G->lv[l];
             int64_t lo[3], hi[3];
             grid_region(G, L, c0, c1, lo, hi);
-            const uint64_t rows = (uint64_t)(hi[1] - lo[1] + 1) * (uint64_t)(hi[2] - lo[2] + 1);
+            const int a0 = L->kax[0], a1 = L->kax[1], a2 = L->kax[2];
+            const uint64_t rows = (uint64_t)(hi[a1] - lo[a1] + 1) * (uint64_t)(hi[a2] - lo[a2] + 1);
             if (2 * rows >= L->end - L->begin) {
                 // Rows about as many as boxes (a box spanning a huge extent, or a level of a few
                 // boxes): a search per row would cost in proportion to the extent (issue #17), a
@@ -887,21 +914,21 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
             }
             // Rows in batches: first every row's start (independent loads of the index, then
             // prefetches of its first keys and boxes, all in flight at once), then the rows in
-            // order, z outer and y inner.
-            int64_t y = lo[1], z = lo[2];
+            // order, plane axis outer and row axis inner.
+            int64_t y = lo[a1], z = lo[a2];
             for (uint64_t r0 = 0; r0 < rows; r0 += GRID_ROW_BATCH) {
                 const uint64_t nr = rows - r0 < GRID_ROW_BATCH ? rows - r0 : GRID_ROW_BATCH;
                 size_t start[GRID_ROW_BATCH];
                 uint32_t last[GRID_ROW_BATCH];
                 for (uint64_t r = 0; r < nr; ++r) {
-                    const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->stride[2] +
-                                                    (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
-                    last[r] = klo + (uint32_t)(hi[0] - lo[0]);
+                    const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->kstride[2] +
+                                                    (uint64_t)(y + 1) * L->kstride[1] + (uint64_t)(lo[a0] + 1));
+                    last[r] = klo + (uint32_t)(hi[a0] - lo[a0]);
                     start[r] = grid_lower_bound(g, l, klo);
                     GRID_PREFETCH_READ(keys + start[r]);
                     GRID_PREFETCH_READ(bx + (size_t)(2 * d) * start[r]);
-                    if (++y > hi[1]) {
-                        y = lo[1];
+                    if (++y > hi[a1]) {
+                        y = lo[a1];
                         ++z;
                     }
                 }
@@ -1368,7 +1395,8 @@ static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *
         const grid_level *L = &G->lv[l];
         int64_t lo[3], hi[3];
         grid_region(G, L, c0, c1, lo, hi);
-        const uint64_t rows = (uint64_t)(hi[1] - lo[1] + 1) * (uint64_t)(hi[2] - lo[2] + 1);
+        const int a0 = L->kax[0], a1 = L->kax[1], a2 = L->kax[2];
+        const uint64_t rows = (uint64_t)(hi[a1] - lo[a1] + 1) * (uint64_t)(hi[a2] - lo[a2] + 1);
         if (rows >= L->end - L->begin) {
             // More rows than boxes: scanning the level is cheaper than a search per row.
             for (size_t j = L->begin; j < L->end; ++j) {
@@ -1379,11 +1407,11 @@ static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *
             }
             continue;
         }
-        for (int64_t z = lo[2]; z <= hi[2]; ++z) {
-            for (int64_t y = lo[1]; y <= hi[1]; ++y) {
-                const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->stride[2] +
-                                                (uint64_t)(y + 1) * L->stride[1] + (uint64_t)(lo[0] + 1));
-                const uint32_t khi = klo + (uint32_t)(hi[0] - lo[0]);
+        for (int64_t z = lo[a2]; z <= hi[a2]; ++z) {
+            for (int64_t y = lo[a1]; y <= hi[a1]; ++y) {
+                const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->kstride[2] +
+                                                (uint64_t)(y + 1) * L->kstride[1] + (uint64_t)(lo[a0] + 1));
+                const uint32_t khi = klo + (uint32_t)(hi[a0] - lo[a0]);
                 for (size_t j = grid_lower_bound(g, l, klo); keys[j] <= khi; ++j) {
                     if (bp_query_hit(q, f, ids[j])) {
                         bp_status st = bp_index_push(out, ids[j]);
@@ -1402,7 +1430,8 @@ void bp_grid_draw_cell(const grid_geom *G, int l, uint32_t key, const bp_debug_d
     const grid_level *L = &G->lv[l];
     uint64_t local = key - L->base;
     int64_t c[3] = {0, 0, 0};
-    for (int a = d - 1; a >= 0; --a) {
+    for (int k = d - 1; k >= 0; --k) {
+        const int a = L->kax[k];
         c[a] = (int64_t)(local / L->stride[a]) - 1;
         local %= L->stride[a];
     }

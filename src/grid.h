@@ -28,7 +28,12 @@
 typedef struct grid_level {
     int64_t g[3];         // cells per axis (coordinates 0 .. g-1)
     uint8_t shift[3];     // the level's cells are 2^shift[a] level-0 cells on axis a
-    uint32_t stride[3];   // key strides: 1, padded row, padded plane
+    uint32_t stride[3];   // key stride of each axis (0 past the dimension)
+    // Key axes: kax[0] is the axis along which keys are contiguous (stride 1), then the row and
+    // plane axes; kstride[k] = stride[kax[k]] (1, padded row, padded plane). x, y, z but on long
+    // cells (grid_build_levels): there the keys run along a thin axis.
+    uint8_t kax[3];
+    uint32_t kstride[3];
     uint32_t base;        // first key of the level
     uint32_t size;        // keys of the level: the padded cell count
     size_t begin, end;    // the level's boxes in sorted order

@@ -79,7 +79,7 @@ static inline unsigned grid_dense_below(size_t j, size_t end, unsigned w) {
         const uint32_t *BP_RESTRICT keys = g->keys;                                                            \
         const float *BP_RESTRICT bx = g->boxes;                                                                \
         const uint32_t *BP_RESTRICT ids = g->perm;                                                             \
-        const uint32_t sx = L->stride[1];                                                                      \
+        const uint32_t sx = L->kstride[1];                                                                     \
         size_t c1 = *cursor;                                                                                   \
         uint64_t c = 0;                                                                                        \
         bp_status st = BP_OK;                                                                                  \
@@ -99,7 +99,7 @@ static inline unsigned grid_dense_below(size_t j, size_t end, unsigned w) {
         const uint32_t *BP_RESTRICT keys = g->keys;                                                            \
         const float *BP_RESTRICT bx = g->boxes;                                                                \
         const uint32_t *BP_RESTRICT ids = g->perm;                                                             \
-        const uint32_t sx = L->stride[1], sxy = L->stride[2];                                                  \
+        const uint32_t sx = L->kstride[1], sxy = L->kstride[2];                                                 \
         const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};                                                 \
         uint64_t c = 0;                                                                                        \
         bp_status st = BP_OK;                                                                                  \
