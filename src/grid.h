@@ -80,6 +80,10 @@ typedef struct bp_grid {
     size_t roff[GRID_MAX_LEVELS];
     bool rows_ok[GRID_MAX_LEVELS];
     bool cells_ok[GRID_MAX_LEVELS];
+    // The largest extent on each axis of a searched level's boxes this frame (ext_ok[l]): a
+    // query needs the cells before its own only as far as that reaches (grid_region_near).
+    double ext[GRID_MAX_LEVELS][3];
+    bool ext_ok[GRID_MAX_LEVELS];
     // The levels holding boxes this frame, ascending: the pair passes and queries visit only these.
     int occupied[GRID_MAX_LEVELS];
     int occupied_count;
