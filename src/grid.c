@@ -550,8 +550,9 @@ static size_t grid_lower_bound(const bp_grid *g, int l, uint32_t key) {
 // known: a box of l that overlaps q starts at or after q's min less the level's largest extent,
 // so on an axis where l's boxes are thin against its cells (long cells: sticks), the cell
 // before q's is searched only when q starts that close to it, not always (`sticks` 3D: 2.2 thin
-// cells a query on each thin axis before). The bound is rounded down, never up: a box is
-// never missed.
+// cells a query on each thin axis before). ext is at or above every extent, so q - ext, which
+// rounding can move only to a float at or below any float min that is >= the exact difference,
+// never misses a box.
 static void grid_region_near(const bp_grid *g, int l, const float *q, const int64_t c0[3], const int64_t c1[3],
                              int64_t lo[3], int64_t hi[3]) {
     const grid_geom *G = &g->geom;
@@ -560,10 +561,7 @@ static void grid_region_near(const bp_grid *g, int l, const float *q, const int6
     if (!g->ext_ok[l]) return;
     const int d = G->dim;
     for (int a = 0; a < d; ++a) {
-        const double e = g->ext[l][a], v = (double)q[a] - e - e * 0x1p-40;
-        float fv = (float)v;
-        if ((double)fv > v) fv = nextafterf(fv, -INFINITY);
-        const int64_t c = grid_coord(fv, G->fo[a], G->fi[a], G->fg[a]) >> L->shift[a];
+        const int64_t c = grid_coord(q[a] - g->ext[l][a], G->fo[a], G->fi[a], G->fg[a]) >> L->shift[a];
         if (c > lo[a]) lo[a] = c;
     }
 }
@@ -676,7 +674,14 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
                 e[a] = x > e[a] ? x : e[a];
             }
         }
-        for (int a = 0; a < 3; ++a) g->ext[l][a] = e[a];
+        // Up, past the double rounding of the differences: q - ext in float (grid_region_near)
+        // then rounds to a value at or below every float min it bounds (rounding is monotone).
+        for (int a = 0; a < 3; ++a) {
+            const double up = e[a] + e[a] * 0x1p-40;
+            float f = (float)up;
+            if ((double)f < up) f = nextafterf(f, INFINITY);
+            g->ext[l][a] = f;
+        }
         g->ext_ok[l] = true;
     }
     const uint32_t *keys = g->keys;

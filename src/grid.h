@@ -82,7 +82,7 @@ typedef struct bp_grid {
     bool cells_ok[GRID_MAX_LEVELS];
     // The largest extent on each axis of a searched level's boxes this frame (ext_ok[l]): a
     // query needs the cells before its own only as far as that reaches (grid_region_near).
-    double ext[GRID_MAX_LEVELS][3];
+    float ext[GRID_MAX_LEVELS][3];  // rounded up
     bool ext_ok[GRID_MAX_LEVELS];
     // The levels holding boxes this frame, ascending: the pair passes and queries visit only these.
     int occupied[GRID_MAX_LEVELS];

@@ -812,6 +812,19 @@ static void case_sticks(int argc, char **argv) {
         sticks_scene(&r, &o.boxes, o.dim, 1500, axis);
         oracle_all_modes(&o, axis < 0 ? "sticks on every axis" : "sticks along one axis");
     }
+    // On an integer lattice: thin extents exactly 1, lengths whole, so that many sticks touch
+    // exactly and a query's min less a level's largest extent falls on cell boundaries (the
+    // grid's cross-level regions are cut there: one ulp too tight loses pairs).
+    bpt_boxes_resize(&o.boxes, o.dim, 3000);
+    for (size_t k = 0; k < o.boxes.n; ++k) {
+        const int ax = (int)bpt_below(&r, (uint64_t)o.dim);
+        float *b = bpt_box(&o.boxes, k);
+        for (int a = 0; a < o.dim; ++a) {
+            b[a] = (float)bpt_below(&r, o.dim == 2 ? 160 : 48);
+            b[o.dim + a] = b[a] + (a == ax ? (float)(30 + bpt_below(&r, 21)) : 1.0f);
+        }
+    }
+    oracle_all_modes(&o, "sticks on an integer lattice");
     sticks_scene(&r, &o.boxes, o.dim, 4000, -1);
     shapes_frames(&o, &r, "sticks, frames", 0.3);
     CHECK_MSG(o.got.n > o.boxes.n / 4, "sticks: %zu pairs for %zu boxes: too sparse to test much", o.got.n,
