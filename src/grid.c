@@ -201,7 +201,8 @@ static void grid_key_axes(grid_level *L, int d) {
         if (L->shift[a] < L->shift[lo]) lo = a;
     }
     int first = 0;
-    if (L->shift[hi] - L->shift[lo] >= 2) {
+    L->long_cells = L->shift[hi] - L->shift[lo] >= 2;
+    if (L->long_cells) {
         first = (hi + d - 1) % d;
         while (L->shift[first] != L->shift[lo]) first = (first + 1) % d;
     }
@@ -660,11 +661,12 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
         g->cells_ok[best] = true;
     }
     // The extents of the searched levels above 0 (level 0's boxes span two of its cells at most,
-    // and it can hold most of the boxes: a pass over them would cost more than it saves).
+    // and it can hold most of the boxes: a pass over them would cost more than it saves), and of
+    // the levels of long cells (their same-level pass, grid_level_pairs3_long).
     const int d = G->dim, w = 2 * d;
     for (int o = 0; o < g->occupied_count; ++o) {
         const int l = g->occupied[o];
-        if (l == 0 || !searched[l]) continue;
+        if (l == 0 || !(searched[l] || G->lv[l].long_cells)) continue;
         const grid_level *L = &G->lv[l];
         double e[3] = {0.0, 0.0, 0.0};
         for (size_t p = L->begin; p < L->end; ++p) {
@@ -899,6 +901,76 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
                     GRID_TRY3(j + 1, hi);
                     GRID_TRY3(j + 2, hi);
                     if (BP_LIKELY(keys[j + 2] > hi)) break;
+                }
+            }
+        }
+    }
+    *checks += c;
+    return BP_OK;
+}
+
+// Same-level pairs, 3D, on a level of long cells: the runs of grid_level_pairs3, each cut to
+// the cells the box can reach. On its thin axes a box is far thinner than the cells (sticks 3D:
+// 0.8 in cells of 4), so the cell after its own is needed only when the box reaches into it, and
+// the cell before only when a box of the level starting there can reach this one (the level's
+// largest extent, rounded up: grid_build_rows). Skipped cells hold no box that overlaps, so the
+// pairs and their order are those of grid_level_pairs3 (checks, not pairs, go down: sticks 3D
+// 56 candidates a box -> ...).
+static bp_status grid_level_pairs3_long(const bp_grid *g, int l, size_t p0, size_t p1, bp_sink *sink,
+                                        uint64_t *checks) {
+    const grid_geom *G = &g->geom;
+    const grid_level *L = &G->lv[l];
+    const uint32_t *BP_RESTRICT keys = g->keys;
+    const float *BP_RESTRICT bx = g->boxes;
+    const uint32_t *BP_RESTRICT ids = g->perm;
+    const uint32_t sx = L->kstride[1], sxy = L->kstride[2];
+    const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
+    size_t cur[4] = {p0, p0, p0, p0};
+    for (int r = 0; r < 4 && p0 < p1; ++r) cur[r] = grid_cursor_at(g, L, p0, keys[p0] + off[r] - 1);
+    const bool dense = sink->split == 0 && bp_grid_dense_available();
+    uint64_t c = 0;
+    for (size_t p = p0; p < p1; ++p) {
+        const float *a = bx + 6 * p;  // (min, -max)
+        const uint32_t K = keys[p];
+        // Per key axis: the box reaches the next cell (up); a box of the level that starts in
+        // the cell before can reach this one (down).
+        bool up[3], down[3];
+        for (int k = 0; k < 3; ++k) {
+            const int ax = L->kax[k], sh = L->shift[ax];
+            const int64_t c0 = grid_coord(a[ax], G->fo[ax], G->fi[ax], G->fg[ax]) >> sh;
+            up[k] = (grid_coord(-a[3 + ax], G->fo[ax], G->fi[ax], G->fg[ax]) >> sh) > c0;
+            down[k] = (grid_coord(a[ax] - g->ext[l][ax], G->fo[ax], G->fi[ax], G->fg[ax]) >> sh) < c0;
+        }
+        // The runs: the rest of the own cell (and the next), then the next row and the three
+        // rows of the next plane, each over the cells before, at and after the box's.
+        const bool need[4] = {up[1], down[1] && up[2], up[2], up[1] && up[2]};
+        const uint32_t hi0 = up[0] ? 1u : 0u;
+        const grid_probe pr = grid_probe_make(a, 3);
+        for (int r = -1; r < 4; ++r) {
+            size_t j;
+            uint32_t lim;
+            if (r < 0) {
+                j = p + 1;
+                lim = K + hi0;
+            } else {
+                size_t q = cur[r];
+                GRID_ADVANCE(q, K + off[r] - 1);
+                cur[r] = q;
+                if (!need[r]) continue;
+                if (!down[0]) GRID_ADVANCE(q, K + off[r]);
+                j = q;
+                lim = K + off[r] + hi0;
+            }
+            if (dense) {
+                bp_status st = bp_grid_dense_run(g, a, ids[p], j, SIZE_MAX, lim, sink, &c);
+                if (st != BP_OK) return st;
+                continue;
+            }
+            for (; keys[j] <= lim; ++j) {
+                ++c;
+                if (grid_hit3(&pr, bx + 6 * j)) {
+                    bp_status st = bp_sink_push(sink, ids[p], ids[j]);
+                    if (st != BP_OK) return st;
                 }
             }
         }
@@ -1296,6 +1368,7 @@ static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, uint32_t work
         bp_status st;
         if (j->cross[s]) st = grid_cross_pairs(g, j->occ[s], p0, p1, sink, checks);
         else if (g->geom.dim == 2) st = grid_level_pairs2(g, L, p0, p1, sink, checks);
+        else if (L->long_cells && g->ext_ok[j->level[s]]) st = grid_level_pairs3_long(g, j->level[s], p0, p1, sink, checks);
         else st = grid_level_pairs3(g, L, p0, p1, sink, checks);
         if (st != BP_OK) return st;
     }

@@ -34,6 +34,7 @@ typedef struct grid_level {
     // cells (grid_build_levels): there the keys run along a thin axis.
     uint8_t kax[3];
     uint32_t kstride[3];
+    bool long_cells;      // shifts two or more apart (grid_key_axes)
     uint32_t base;        // first key of the level
     uint32_t size;        // keys of the level: the padded cell count
     size_t begin, end;    // the level's boxes in sorted order
