@@ -914,8 +914,8 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
 // 0.8 in cells of 4), so the cell after its own is needed only when the box reaches into it, and
 // the cell before only when a box of the level starting there can reach this one (the level's
 // largest extent, rounded up: grid_build_rows). Skipped cells hold no box that overlaps, so the
-// pairs and their order are those of grid_level_pairs3 (checks, not pairs, go down: sticks 3D
-// 56 candidates a box -> ...).
+// pairs and their order are those of grid_level_pairs3 (sticks 3D 100,000: checks of the
+// frame 9.35M -> 7.88M).
 static bp_status grid_level_pairs3_long(const bp_grid *g, int l, size_t p0, size_t p1, bp_sink *sink,
                                         uint64_t *checks) {
     const grid_geom *G = &g->geom;
