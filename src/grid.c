@@ -48,6 +48,11 @@
 #ifndef GRID_ELONGATION
 #define GRID_ELONGATION 4.0
 #endif
+// Long boxes (above GRID_ELONGATION times their thinnest extent on an axis) that are at least
+// 1/GRID_LONG_SHARE_DIV of the sample fit their median length into cells of a power of two
+// level-0 cells, with this margin (grid_ideal).
+#define GRID_LONG_SHARE_DIV 8
+#define GRID_LONG_FIT 1.02
 // With points (no extent), cells of this many times the mean spacing of the bulk of the boxes.
 #ifndef GRID_SPACING_FACTOR
 #define GRID_SPACING_FACTOR 0.35
@@ -150,11 +155,22 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         thin[j] = INFINITY;
         for (int a = 0; a < d; ++a) thin[j] = fmin(thin[j], (double)b[d + a] - (double)b[a]);
     }
-    double typical[3] = {0, 0, 0}, bulk[3] = {0, 0, 0};
+    double typical[3] = {0, 0, 0}, bulk[3] = {0, 0, 0}, along[3] = {0, 0, 0};
     for (int a = 0; a < d; ++a) {
+        size_t nl = 0;
         for (size_t j = 0; j < s; ++j) {
             const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
-            ext[j] = fmin((double)b[d + a] - (double)b[a], GRID_ELONGATION * thin[j]);
+            const double e = (double)b[d + a] - (double)b[a];
+            if (e > GRID_ELONGATION * thin[j]) cen[nl++] = e;  // (cen as scratch)
+            ext[j] = fmin(e, GRID_ELONGATION * thin[j]);
+        }
+        // The median length of the boxes long on this axis, when they are a real share.
+        if (nl * GRID_LONG_SHARE_DIV >= s && nl > 0) {
+            grid_sort_doubles(cen, nl);
+            along[a] = cen[nl / 2];
+        }
+        for (size_t j = 0; j < s; ++j) {
+            const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
             cen[j] = 0.5 * ((double)b[a] + (double)b[d + a]);
         }
         grid_sort_doubles(ext, s);
@@ -176,6 +192,23 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         double spacing = n ? bulk[a] / pow((double)n, 1.0 / d) : 0.0;
         double c = (crowded ? GRID_CELL_FACTOR_DENSE : factor) * typical[a];
         if (c < GRID_SPACING_FACTOR * spacing) c = GRID_SPACING_FACTOR * spacing;
+        // Long boxes go to cells of c 2^k on their long axis: the least k where they span two
+        // cells at most, which for a box of length L depends on where it lies when
+        // c 2^(k-1) < L <= c 2^k: a share 2 - L / (c 2^(k-1)) of them fits the finer cells.
+        // When that splits the long boxes over two levels (between 1/8 and 7/8), each querying
+        // the other, c shrinks (by less than half) so that the median length, and a little,
+        // is exactly c 2^k: nearly all of them then share one level, with cells barely longer
+        // than they are. `sticks` 3D 100,000: cells of 4 put 75% of the sticks in cells of 32
+        // and 25% in 64 (six levels): 37.7 ms; 2.6 puts 92% in 41.6: 33 ms. `sticks` 2D keeps
+        // its cells (4.8: 96% in 38.4; shrunk to 2.55 it was 4-10% slower).
+        if (along[a] > c) {
+            const double fine = ldexp(c, (int)ceil(log2(along[a] / c)) - 1);
+            const double share = 2.0 - along[a] / fine;
+            if (share > 0.125 && share < 0.875) {
+                const double want = along[a] * GRID_LONG_FIT;
+                c = want / ldexp(1.0, (int)ceil(log2(want / c)));
+            }
+        }
         if (user_cell > 0.0f) c = (double)user_cell;
         // Everything identical: any positive cell will do; keep it relative to the coordinates.
         if (!(c > 0.0)) {
