@@ -201,7 +201,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         // than they are. `sticks` 3D 100,000: cells of 4 put 75% of the sticks in cells of 32
         // and 25% in 64 (six levels): 37.7 ms; 2.6 puts 92% in 41.6: 33 ms. `sticks` 2D keeps
         // its cells (4.8: 96% in 38.4; shrunk to 2.55 it was 4-10% slower).
-        if (along[a] > c) {
+        if (c > 0.0 && along[a] > c && along[a] < c * 0x1p30) {  // (the shifts stay ints)
             const double fine = ldexp(c, (int)ceil(log2(along[a] / c)) - 1);
             const double share = 2.0 - along[a] / fine;
             if (share > 0.125 && share < 0.875) {
