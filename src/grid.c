@@ -48,6 +48,9 @@
 #ifndef GRID_ELONGATION
 #define GRID_ELONGATION 4.0
 #endif
+// Crowded cells whose boxes' median extent is under this share of the cell on every axis: level
+// 0's same-level pass in 3D is cut to the cells each box reaches (grid_level_pairs3_reach).
+#define GRID_REACH_SMALL 0.5
 // Long boxes (above GRID_ELONGATION times their thinnest extent on an axis) that are at least
 // 1/GRID_LONG_SHARE_DIV of the sample fit their median length into cells of a power of two
 // level-0 cells, with this margin (grid_ideal).
@@ -142,7 +145,8 @@ static void grid_sort_doubles(double *v, size_t n) {
 }
 
 // The ideal cell per axis and the bulk of the boxes (centre quantiles), from a sample.
-static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], double qlo[3], double qhi[3]) {
+static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], double qlo[3], double qhi[3],
+                       bool *small_out) {
     const int d = f->dim;
     const size_t n = f->n;
     const size_t s = n < GRID_SAMPLE ? n : GRID_SAMPLE;
@@ -155,7 +159,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         thin[j] = INFINITY;
         for (int a = 0; a < d; ++a) thin[j] = fmin(thin[j], (double)b[d + a] - (double)b[a]);
     }
-    double typical[3] = {0, 0, 0}, bulk[3] = {0, 0, 0}, along[3] = {0, 0, 0};
+    double typical[3] = {0, 0, 0}, bulk[3] = {0, 0, 0}, along[3] = {0, 0, 0}, median[3] = {0, 0, 0};
     for (int a = 0; a < d; ++a) {
         size_t nl = 0;
         for (size_t j = 0; j < s; ++j) {
@@ -176,6 +180,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         grid_sort_doubles(ext, s);
         grid_sort_doubles(cen, s);
         typical[a] = s ? ext[(s * 3) / 4 < s ? (s * 3) / 4 : s - 1] : 0.0;
+        median[a] = s ? ext[s / 2] : 0.0;
         qlo[a] = s ? cen[s / 20] : 0.0;
         qhi[a] = s ? cen[s - 1 - s / 20] : 0.0;
         bulk[a] = (qhi[a] - qlo[a]) / 0.9;
@@ -187,6 +192,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     for (int a = 0; a < d; ++a)
         if (bulk[a] > factor * typical[a]) per_cell *= factor * typical[a] / bulk[a];
     const bool crowded = per_cell >= GRID_DENSE_CELL_BOXES;
+    *small_out = true;
     for (int a = 0; a < d; ++a) {
         // Points (zero extent) still want a few boxes per cell: the spacing of the bulk.
         double spacing = n ? bulk[a] / pow((double)n, 1.0 / d) : 0.0;
@@ -216,6 +222,9 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
             c = mag > 1e-30 ? mag * 1e-6 : 1.0;
         }
         cell[a] = c;
+        // Crowds of boxes mostly far smaller than the cells (sizes over decades): most reach
+        // no neighbour cell (grid_level_pairs3_reach).
+        if (!(crowded && median[a] < GRID_REACH_SMALL * c)) *small_out = false;
     }
 }
 
@@ -337,7 +346,8 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     const int d = f->dim;
     const float user = bp_context_def_of(g->base.ctx)->grid.cell_size;
     double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0};
-    grid_ideal(f, user, cell, qlo, qhi);
+    bool small = false;
+    grid_ideal(f, user, cell, qlo, qhi, &small);
     grid_geom *G = &g->geom;
     if (g->have_geom && G->dim == d) {
         bool keep = true;
@@ -378,6 +388,7 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     }
     grid_fit(G, d, lo, hi, cell);
     G->robust = robust;
+    G->small = small;
     g->have_geom = true;
     return false;
 }
@@ -643,6 +654,30 @@ static void grid_plan_cross(bp_grid *g) {
     g->toff[occ] = t;
 }
 
+// The largest extent on each axis of level l's boxes (g->ext, g->ext_ok): one pass over them.
+static void grid_measure_extent(bp_grid *g, int l) {
+    const grid_geom *G = &g->geom;
+    const grid_level *L = &G->lv[l];
+    const int d = G->dim, w = 2 * d;
+    double e[3] = {0.0, 0.0, 0.0};
+    for (size_t p = L->begin; p < L->end; ++p) {
+        const float *b = g->boxes + (size_t)w * p;  // (min, -max)
+        for (int a = 0; a < d; ++a) {
+            const double x = -(double)b[d + a] - (double)b[a];
+            e[a] = x > e[a] ? x : e[a];
+        }
+    }
+    // Up, past the double rounding of the differences: q - ext in float (grid_region_near)
+    // then rounds to a value at or below every float min it bounds (rounding is monotone).
+    for (int a = 0; a < 3; ++a) {
+        const double up = e[a] + e[a] * 0x1p-40;
+        float f = (float)up;
+        if ((double)f < up) f = nextafterf(f, INFINITY);
+        g->ext[l][a] = f;
+    }
+    g->ext_ok[l] = true;
+}
+
 // Index of the levels that other levels' boxes search: the first sorted position of every cell
 // (a region query's row is then two loads, no search) where the budget allows, else of every row
 // (each found by a binary search: rows x log n, far less than a pass over the boxes); a level
@@ -695,29 +730,10 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
     }
     // The extents of the searched levels above 0 (level 0's boxes span two of its cells at most,
     // and it can hold most of the boxes: a pass over them would cost more than it saves), and of
-    // the levels of long cells (their same-level pass, grid_level_pairs3_long).
-    const int d = G->dim, w = 2 * d;
+    // the levels of long cells (their same-level pass, grid_level_pairs3_reach).
     for (int o = 0; o < g->occupied_count; ++o) {
         const int l = g->occupied[o];
-        if (l == 0 || !(searched[l] || G->lv[l].long_cells)) continue;
-        const grid_level *L = &G->lv[l];
-        double e[3] = {0.0, 0.0, 0.0};
-        for (size_t p = L->begin; p < L->end; ++p) {
-            const float *b = g->boxes + (size_t)w * p;  // (min, -max)
-            for (int a = 0; a < d; ++a) {
-                const double x = -(double)b[d + a] - (double)b[a];
-                e[a] = x > e[a] ? x : e[a];
-            }
-        }
-        // Up, past the double rounding of the differences: q - ext in float (grid_region_near)
-        // then rounds to a value at or below every float min it bounds (rounding is monotone).
-        for (int a = 0; a < 3; ++a) {
-            const double up = e[a] + e[a] * 0x1p-40;
-            float f = (float)up;
-            if ((double)f < up) f = nextafterf(f, INFINITY);
-            g->ext[l][a] = f;
-        }
-        g->ext_ok[l] = true;
+        if (l != 0 && (searched[l] || G->lv[l].long_cells)) grid_measure_extent(g, l);
     }
     const uint32_t *keys = g->keys;
     total = 0;
@@ -949,7 +965,7 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
 // largest extent, rounded up: grid_build_rows). Skipped cells hold no box that overlaps, so the
 // pairs and their order are those of grid_level_pairs3 (sticks 3D 100,000: checks of the
 // frame 9.35M -> 7.88M).
-static bp_status grid_level_pairs3_long(const bp_grid *g, int l, size_t p0, size_t p1, bp_sink *sink,
+static bp_status grid_level_pairs3_reach(const bp_grid *g, int l, size_t p0, size_t p1, bp_sink *sink,
                                         uint64_t *checks) {
     const grid_geom *G = &g->geom;
     const grid_level *L = &G->lv[l];
@@ -1401,7 +1417,8 @@ static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, uint32_t work
         bp_status st;
         if (j->cross[s]) st = grid_cross_pairs(g, j->occ[s], p0, p1, sink, checks);
         else if (g->geom.dim == 2) st = grid_level_pairs2(g, L, p0, p1, sink, checks);
-        else if (L->long_cells && g->ext_ok[j->level[s]]) st = grid_level_pairs3_long(g, j->level[s], p0, p1, sink, checks);
+        else if ((L->long_cells || (j->level[s] == 0 && g->geom.small)) && g->ext_ok[j->level[s]])
+            st = grid_level_pairs3_reach(g, j->level[s], p0, p1, sink, checks);
         else st = grid_level_pairs3(g, L, p0, p1, sink, checks);
         if (st != BP_OK) return st;
     }
@@ -1495,6 +1512,8 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
         st = grid_build_rows(g, n);
         if (st != BP_OK) return st;
     }
+    // Crowds of small boxes in 3D: level 0's same-level pass cut to reach too.
+    if (d == 3 && G->small && G->lv[0].end > G->lv[0].begin && !g->ext_ok[0]) grid_measure_extent(g, 0);
     // Where the table could serve, the crowding that decides between the layouts next frame.
     if (coarse == 0 && bp_grid_table_possible(g, f)) {
         grid_count_job cj = {g, n, bp_par_tasks(m->ctx, n, BP_PAR_GRAIN_MAP), NULL};

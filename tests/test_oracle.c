@@ -852,6 +852,21 @@ static void case_sizes(int argc, char **argv) {
     }
     oracle_all_modes(&o, "sizes over three decades");
     shapes_frames(&o, &r, "sizes, frames", 0.5);
+    // Crowded: two decades (0.05 to 5) in a world of 20, most boxes far smaller than the cells
+    // sized for the crowd (the grid's 3D level 0 then cuts its runs to the cells a box reaches).
+    const size_t m = 3000;
+    bpt_boxes_resize(&o.boxes, o.dim, m);
+    for (size_t k = 0; k < m; ++k) {
+        double c[3], h[3];
+        const double e = exp(bpt_uniform(&r, log(0.05), log(5.0)));
+        for (int a = 0; a < o.dim; ++a) {
+            h[a] = e;
+            c[a] = bpt_uniform(&r, 0.0, o.dim == 2 ? 60.0 : 20.0);
+        }
+        bpt_set_box(bpt_box(&o.boxes, k), o.dim, c, h);
+    }
+    oracle_all_modes(&o, "crowded sizes over two decades");
+    shapes_frames(&o, &r, "crowded sizes, frames", 0.3);
     oracle_free(&o);
 }
 
