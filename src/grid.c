@@ -908,6 +908,18 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t
     return BP_OK;
 }
 
+// The 3D same-level runs past a box's own cell: the key offsets of the next row and of the
+// previous, same and next row of the next plane, and a cursor into each at box p0.
+static void grid_runs3_start(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, uint32_t off[4],
+                             size_t cur[4]) {
+    const uint32_t sx = L->kstride[1], sxy = L->kstride[2];
+    off[0] = sx;
+    off[1] = sxy - sx;
+    off[2] = sxy;
+    off[3] = sxy + sx;
+    for (int r = 0; r < 4; ++r) cur[r] = p0 < p1 ? grid_cursor_at(g, L, p0, g->keys[p0] + off[r] - 1) : p0;
+}
+
 // Same-level pairs, 3D: the 13 forward neighbours are four runs of three consecutive keys
 // (next row; previous, same and next row of the next plane) besides the next cell. Boxes
 // [p0, p1) of the level; crowded blocks through bp_grid_dense_pairs3.
@@ -916,10 +928,9 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
-    const uint32_t sx = L->kstride[1], sxy = L->kstride[2];
-    const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
-    size_t cur[4] = {p0, p0, p0, p0};
-    for (int r = 0; r < 4 && p0 < p1; ++r) cur[r] = grid_cursor_at(g, L, p0, keys[p0] + off[r] - 1);
+    uint32_t off[4];
+    size_t cur[4];
+    grid_runs3_start(g, L, p0, p1, off, cur);
     const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
     for (size_t p = p0; p < p1;) {
@@ -958,13 +969,16 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
     return BP_OK;
 }
 
-// Same-level pairs, 3D, on a level of long cells: the runs of grid_level_pairs3, each cut to
-// the cells the box can reach. On its thin axes a box is far thinner than the cells (sticks 3D:
-// 0.8 in cells of 4), so the cell after its own is needed only when the box reaches into it, and
-// the cell before only when a box of the level starting there can reach this one (the level's
-// largest extent, rounded up: grid_build_rows). Skipped cells hold no box that overlaps, so the
-// pairs and their order are those of grid_level_pairs3 (sticks 3D 100,000: checks of the
-// frame 9.35M -> 7.88M).
+// Same-level pairs, 3D, where boxes are far smaller than the cells on some axes (levels of long
+// cells: sticks 3D, 0.8 in cells of 4; level 0 of crowds of small boxes, G->small: sizes 3D):
+// the runs of grid_level_pairs3, each cut to the cells the box can reach. The cell after its
+// own is needed only when the box reaches into it, and the cell before only when a box of the
+// level starting there can reach this one (the level's largest extent, rounded up:
+// grid_measure_extent). Skipped cells hold no box that overlaps, so the pairs and their order
+// are those of grid_level_pairs3 (checks of a frame, 100,000 boxes: sticks 3D 9.35M -> 7.88M,
+// sizes 3D 128.8M -> 104.6M). Per box it costs nine cell coordinates: on sparse cells the
+// cursor loop is faster (level 0 of `mixed` 3D: 8.7 -> 17.6 ms), and where boxes are as large
+// as the cells they reach their neighbours anyway (`line` 3D: slower).
 static bp_status grid_level_pairs3_reach(const bp_grid *g, int l, size_t p0, size_t p1, bp_sink *sink,
                                         uint64_t *checks) {
     const grid_geom *G = &g->geom;
@@ -972,10 +986,9 @@ static bp_status grid_level_pairs3_reach(const bp_grid *g, int l, size_t p0, siz
     const uint32_t *BP_RESTRICT keys = g->keys;
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
-    const uint32_t sx = L->kstride[1], sxy = L->kstride[2];
-    const uint32_t off[4] = {sx, sxy - sx, sxy, sxy + sx};
-    size_t cur[4] = {p0, p0, p0, p0};
-    for (int r = 0; r < 4 && p0 < p1; ++r) cur[r] = grid_cursor_at(g, L, p0, keys[p0] + off[r] - 1);
+    uint32_t off[4];
+    size_t cur[4];
+    grid_runs3_start(g, L, p0, p1, off, cur);
     const bool dense = sink->split == 0 && bp_grid_dense_available();
     uint64_t c = 0;
     for (size_t p = p0; p < p1; ++p) {
