@@ -82,8 +82,10 @@ typedef struct bp_grid {
     size_t roff[GRID_MAX_LEVELS];
     bool rows_ok[GRID_MAX_LEVELS];
     bool cells_ok[GRID_MAX_LEVELS];
-    // The largest extent on each axis of a searched level's boxes this frame (ext_ok[l]): a
-    // query needs the cells before its own only as far as that reaches (grid_region_near).
+    // The largest extent on each axis of level l's boxes this frame, where measured (ext_ok[l],
+    // grid_measure_extent: the searched levels above 0, levels of long cells, level 0 of crowds
+    // of small boxes): a query or a same-level run needs the cells before a box's own only as
+    // far as that reaches (grid_region_near, grid_level_pairs3_reach).
     float ext[GRID_MAX_LEVELS][3];  // rounded up
     bool ext_ok[GRID_MAX_LEVELS];
     // The levels holding boxes this frame, ascending: the pair passes and queries visit only these.
@@ -100,7 +102,7 @@ typedef struct bp_grid {
     // cell instead of runs of a sorted order. keys and boxes then hold every box in input order,
     // head[c] links cell c's list, next[i] the rest of box i's. The table is GRID_EMPTY
     // everywhere but in head[0 .. dirty) (the last table call's cells); head_ok false: wipe it.
-    // With workers the link borrows mpos and mkeys above (the sorted order is gone by then).
+    // With workers the link borrows mpos, mkeys and okeys above (the sorted order is gone by then).
     bool table;           // the last call used the table layout
     bool crowded;         // AUTO: cells too full for the table (src/grid_table.c)
     bool head_ok;
