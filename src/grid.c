@@ -976,7 +976,7 @@ static bp_status grid_level_pairs3(const bp_grid *g, const grid_level *L, size_t
 // level starting there can reach this one (the level's largest extent, rounded up:
 // grid_measure_extent). Skipped cells hold no box that overlaps, so the pairs and their order
 // are those of grid_level_pairs3 (checks of a frame, 100,000 boxes: sticks 3D 9.35M -> 7.88M,
-// sizes 3D 128.8M -> 104.6M). Per box it costs nine cell coordinates: on sparse cells the
+// sizes 3D 128.8M -> 104.6M). Per box it costs eight cell coordinates: on sparse cells the
 // cursor loop is faster (level 0 of `mixed` 3D: 8.7 -> 17.6 ms), and where boxes are as large
 // as the cells they reach their neighbours anyway (`line` 3D: slower).
 static bp_status grid_level_pairs3_reach(const bp_grid *g, int l, size_t p0, size_t p1, bp_sink *sink,
@@ -995,13 +995,13 @@ static bp_status grid_level_pairs3_reach(const bp_grid *g, int l, size_t p0, siz
         const float *a = bx + 6 * p;  // (min, -max)
         const uint32_t K = keys[p];
         // Per key axis: the box reaches the next cell (up); a box of the level that starts in
-        // the cell before can reach this one (down).
-        bool up[3], down[3];
+        // the cell before can reach this one (down: no run looks at the plane before).
+        bool up[3], down[2];
         for (int k = 0; k < 3; ++k) {
             const int ax = L->kax[k], sh = L->shift[ax];
             const int64_t c0 = grid_coord(a[ax], G->fo[ax], G->fi[ax], G->fg[ax]) >> sh;
             up[k] = (grid_coord(-a[3 + ax], G->fo[ax], G->fi[ax], G->fg[ax]) >> sh) > c0;
-            down[k] = (grid_coord(a[ax] - g->ext[l][ax], G->fo[ax], G->fi[ax], G->fg[ax]) >> sh) < c0;
+            if (k < 2) down[k] = (grid_coord(a[ax] - g->ext[l][ax], G->fo[ax], G->fi[ax], G->fg[ax]) >> sh) < c0;
         }
         // The runs: the rest of the own cell (and the next), then the next row and the three
         // rows of the next plane, each over the cells before, at and after the box's.
