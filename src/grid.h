@@ -99,9 +99,10 @@ typedef struct bp_grid {
     uint64_t resorts;     // frames that needed a full radix sort
     bool few_large;       // last frame had under 1/GRID_FEW_LARGE_DIV of its boxes above level 0
     // The table layout (src/grid_table.c): cells are lists through a table of every level-0
-    // cell instead of runs of a sorted order. keys and boxes then hold every box in input order,
-    // head[c] links cell c's list, next[i] the rest of box i's. The table is GRID_EMPTY
-    // everywhere but in head[0 .. dirty) (the last table call's cells); head_ok false: wipe it.
+    // cell instead of runs of a sorted order. keys then holds every box's cell in input order
+    // (the pair tests read the frame's boxes, not a copy), head[c] links cell c's list, next[i]
+    // the rest of box i's. The table is GRID_EMPTY everywhere but in head[0 .. dirty) (the last
+    // table call's cells); head_ok false: wipe it.
     // With workers the link borrows mpos, mkeys and okeys above (the sorted order is gone by then).
     bool table;           // the last call used the table layout
     bool crowded;         // AUTO: cells too full for the table (src/grid_table.c)
@@ -131,7 +132,7 @@ static inline void grid_cells(const grid_geom *G, const float *b, int64_t c0[3],
 
 // Level-0 cells of 2D boxes, four coordinates at once where SSE2 is there: the key passes of
 // both layouts. grid_map2_box writes box b as (min, -max) to out and its cell range x0, y0, x1,
-// y1 to c, exactly as grid_coord computes each.
+// y1 to c, exactly as grid_coord computes each; grid_map2_cells only the cell range.
 #if defined(__SSE2__)
 typedef struct grid_map2 {
     __m128 o, i, m;
@@ -144,12 +145,15 @@ static inline grid_map2 grid_map2_make(const grid_geom *G) {
     return m;
 }
 
-static inline void grid_map2_box(const grid_map2 *m, const float *b, float *out, int32_t c[4]) {
-    const __m128 v = _mm_loadu_ps(b);
-    _mm_storeu_ps(out, _mm_xor_ps(v, _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f)));
-    __m128 t = _mm_mul_ps(_mm_sub_ps(v, m->o), m->i);
+static inline void grid_map2_cells(const grid_map2 *m, const float *b, int32_t c[4]) {
+    __m128 t = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(b), m->o), m->i);
     t = _mm_min_ps(_mm_max_ps(t, _mm_setzero_ps()), m->m);
     _mm_storeu_si128((__m128i *)(void *)c, _mm_cvttps_epi32(t));
+}
+
+static inline void grid_map2_box(const grid_map2 *m, const float *b, float *out, int32_t c[4]) {
+    _mm_storeu_ps(out, _mm_xor_ps(_mm_loadu_ps(b), _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f)));
+    grid_map2_cells(m, b, c);
 }
 #else
 typedef struct grid_map2 {
@@ -161,13 +165,19 @@ static inline grid_map2 grid_map2_make(const grid_geom *G) {
     return m;
 }
 
+static inline void grid_map2_cells(const grid_map2 *m, const float *b, int32_t c[4]) {
+    for (int e = 0; e < 2; ++e) {
+        c[e] = (int32_t)grid_coord(b[e], m->o[e], m->i[e], m->m[e]);
+        c[2 + e] = (int32_t)grid_coord(b[2 + e], m->o[e], m->i[e], m->m[e]);
+    }
+}
+
 static inline void grid_map2_box(const grid_map2 *m, const float *b, float *out, int32_t c[4]) {
     for (int e = 0; e < 2; ++e) {
         out[e] = b[e];
         out[2 + e] = -b[2 + e];
-        c[e] = (int32_t)grid_coord(b[e], m->o[e], m->i[e], m->m[e]);
-        c[2 + e] = (int32_t)grid_coord(b[2 + e], m->o[e], m->i[e], m->m[e]);
     }
+    grid_map2_cells(m, b, c);
 }
 #endif
 

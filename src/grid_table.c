@@ -85,7 +85,6 @@ static bp_status grid_table_reserve(bp_grid *g, size_t n) {
     bp_context *ctx = g->base.ctx;
     const size_t cells = (size_t)g->geom.lv[0].size;
     BP_RESERVE_DISCARD(ctx, g->keys, g->keys_cap, n + GRID_PAD);
-    BP_RESERVE_DISCARD(ctx, g->boxes, g->boxes_cap, (n + GRID_PAD) * 4);
     BP_RESERVE_DISCARD(ctx, g->next, g->next_cap, n + 1);
     if (cells > g->head_cap) {
         bp_status st = BP_OK;
@@ -106,11 +105,10 @@ static bp_status grid_table_reserve(bp_grid *g, size_t n) {
 // arithmetic as the SSE loop. Returns the boxes done; ORs (span - 1) > 0 flags into *wide.
 __attribute__((target("avx512f"))) static size_t grid_table_keys_avx512(const grid_geom *G, const float *src,
                                                                         size_t n, uint32_t *BP_RESTRICT keys,
-                                                                        float *BP_RESTRICT nb, uint32_t *wide) {
+                                                                        uint32_t *wide) {
     const __m512 O = _mm512_setr4_ps(G->fo[0], G->fo[1], G->fo[0], G->fo[1]);
     const __m512 I = _mm512_setr4_ps(G->fi[0], G->fi[1], G->fi[0], G->fi[1]);
     const __m512 M = _mm512_setr4_ps(G->fg[0], G->fg[1], G->fg[0], G->fg[1]);
-    const __m512i neg_max = _mm512_setr4_epi32(0, 0, (int)0x80000000u, (int)0x80000000u);
     const int sx = (int)G->lv[0].stride[1];
     // key = x0 + y0 * sx + sx + 1, summed in lane 0 of each box.
     const __m512i mul = _mm512_setr4_epi32(1, sx, 0, 0);
@@ -121,7 +119,6 @@ __attribute__((target("avx512f"))) static size_t grid_table_keys_avx512(const gr
         __m512i key4[4];
         for (int q = 0; q < 4; ++q) {
             const __m512 v = _mm512_loadu_ps(src + 4 * (k + 4 * (size_t)q));
-            _mm512_storeu_si512((void *)(nb + 4 * (k + 4 * (size_t)q)), _mm512_xor_si512(_mm512_castps_si512(v), neg_max));
             __m512 t = _mm512_mul_ps(_mm512_sub_ps(v, O), I);
             t = _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), M);
             const __m512i c = _mm512_cvttps_epi32(t);
@@ -160,16 +157,15 @@ static void grid_table_keys(bp_grid *g, const bp_frame *f, size_t b, size_t e, u
     const grid_geom *G = &g->geom;
     const uint32_t sx = G->lv[0].stride[1];
     uint32_t *BP_RESTRICT keys = g->keys;
-    float *BP_RESTRICT nb = g->boxes;
     const float *BP_RESTRICT src = f->boxes;
     size_t k = b;
 #if defined(GRID_AVX512)
-    if (bp_cpu_avx512()) k += grid_table_keys_avx512(G, src + 4 * b, e - b, keys + b, nb + 4 * b, wide);
+    if (bp_cpu_avx512()) k += grid_table_keys_avx512(G, src + 4 * b, e - b, keys + b, wide);
 #endif
     const grid_map2 map = grid_map2_make(G);
     for (; k < e; ++k) {
         int32_t c[4];
-        grid_map2_box(&map, src + 4 * k, nb + 4 * k, c);
+        grid_map2_cells(&map, src + 4 * k, c);
         const uint32_t x0 = (uint32_t)c[0], y0 = (uint32_t)c[1], x1 = (uint32_t)c[2], y1 = (uint32_t)c[3];
         *wide |= ((x1 - x0) | (y1 - y0)) >> 1;
         keys[k] = (y0 + 1) * sx + x0 + 1;
@@ -312,27 +308,26 @@ static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32
     return true;
 }
 
-// Keys and boxes (min, -max) in input order, each box pushed on its cell's list. False when a
+// Keys in input order, each box pushed on its cell's list. False when a
 // box spans more than two cells on an axis (it needs a coarser level): the caller undoes it.
 static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
     const grid_geom *G = &g->geom;
     const uint32_t sx = G->lv[0].stride[1];
     uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
-    float *BP_RESTRICT nb = g->boxes;
     const float *BP_RESTRICT src = f->boxes;
     uint32_t wide = 0;
     size_t shared = 0;
     size_t k = 0;
 #if defined(GRID_AVX512)
     if (bp_cpu_avx512()) {
-        k = grid_table_keys_avx512(G, src, n, keys, nb, &wide);
+        k = grid_table_keys_avx512(G, src, n, keys, &wide);
         for (size_t q = 0; q < k; ++q) shared += grid_table_push(head, next, keys[q], (uint32_t)q);
     }
 #endif
     const grid_map2 map = grid_map2_make(G);
     for (; k < n; ++k) {
         int32_t c[4];
-        grid_map2_box(&map, src + 4 * k, nb + 4 * k, c);
+        grid_map2_cells(&map, src + 4 * k, c);
         const uint32_t x0 = (uint32_t)c[0], y0 = (uint32_t)c[1], x1 = (uint32_t)c[2], y1 = (uint32_t)c[3];
         wide |= ((x1 - x0) | (y1 - y0)) >> 1;  // coordinates are monotone: x1 >= x0
         const uint32_t key = (y0 + 1) * sx + x0 + 1;
@@ -344,15 +339,27 @@ static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
     return wide == 0;
 }
 
+// Whether 2D boxes a and b (min, max: the frame's, not copied) overlap, touching included.
+static inline unsigned grid_table_hit(const float *a, const float *b) {
+#if defined(__SSE2__)
+    // (b min, -b max) <= (a max, -a min), lane by lane.
+    const __m128 A = _mm_loadu_ps(a), s = _mm_setr_ps(0.0f, 0.0f, -0.0f, -0.0f);
+    const __m128 P = _mm_xor_ps(_mm_shuffle_ps(A, A, _MM_SHUFFLE(1, 0, 3, 2)), s);
+    return _mm_movemask_ps(_mm_cmple_ps(_mm_xor_ps(_mm_loadu_ps(b), s), P)) == 15;
+#else
+    return (b[0] <= a[2]) & (b[1] <= a[3]) & (a[0] <= b[2]) & (a[1] <= b[3]);
+#endif
+}
+
 // The pairs of box i with the boxes after the first of the list `link` starts (pass 1 listed
 // the first two boxes of every list; this walks on from the second's link).
-static bp_status grid_table_rest(const bp_grid *g, uint32_t i, uint32_t link, const grid_probe *pr, bp_sink *sink,
+static bp_status grid_table_rest(const bp_grid *g, const float *boxes, uint32_t i, uint32_t link, bp_sink *sink,
                                  uint64_t *checks) {
     const uint32_t *next = g->next;
     for (uint32_t u = next[link & ~GRID_MULTI]; (u & ~GRID_MULTI) != GRID_EMPTY; u = next[u & ~GRID_MULTI]) {
         const uint32_t e = u & ~GRID_MULTI;
         ++*checks;
-        if (grid_hit2(pr, g->boxes + 4 * (size_t)e)) {
+        if (grid_table_hit(boxes + 4 * (size_t)i, boxes + 4 * (size_t)e)) {
             bp_status st = bp_sink_push(sink, i, e);
             if (st != BP_OK) return st;
         }
@@ -467,12 +474,18 @@ __attribute__((target("avx512f,popcnt"))) static size_t grid_table_cands_avx512(
 // the sink and keeping the hits. Lists of three boxes or more are walked apart.
 // Blocks [blk0, blk1) of GRID_TABLE_BLOCK boxes (a task's part with workers: the pairs of
 // consecutive blocks, in order, are the pairs of all of them in their order).
+typedef struct grid_pairs_job {
+    const bp_grid *g;
+    const float *boxes;  // the frame's
+} grid_pairs_job;
+
 static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, uint32_t worker, bp_sink *sink,
                                    uint64_t *checks) {
     (void)worker;
-    const bp_grid *g = user;
+    const grid_pairs_job *j = user;
+    const bp_grid *g = j->g;
     const uint32_t *BP_RESTRICT next = g->next;
-    const float *BP_RESTRICT nb = g->boxes;
+    const float *BP_RESTRICT nb = j->boxes;
     const uint32_t last = (uint32_t)g->n;
     uint32_t ci[10 * GRID_TABLE_BLOCK + 16], ce[10 * GRID_TABLE_BLOCK + 16], slow[GRID_TABLE_BLOCK + 16];
     uint64_t c = 0;
@@ -499,15 +512,7 @@ static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, uint32_
             size_t count = sink->count;
             for (size_t q = q0; q < q1; ++q) {
                 const uint32_t i = ci[q], e = ce[q];
-                const float *a = nb + 4 * (size_t)i, *b = nb + 4 * (size_t)e;
-#if defined(__SSE2__)
-                // Stored (min, -max); the probe is (max, -min): b meets a when b <= probe lane by lane.
-                const __m128 A = _mm_loadu_ps(a);
-                const __m128 P = _mm_xor_ps(_mm_shuffle_ps(A, A, _MM_SHUFFLE(1, 0, 3, 2)), _mm_set1_ps(-0.0f));
-                unsigned hit = _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b), P)) == 15;
-#else
-                unsigned hit = (b[0] <= -a[2]) & (b[1] <= -a[3]) & (b[2] <= -a[0]) & (b[3] <= -a[1]);
-#endif
+                unsigned hit = grid_table_hit(nb + 4 * (size_t)i, nb + 4 * (size_t)e);
                 hit &= (unsigned)(!split | ((i < split) != (e < split)));
                 out[count].i = i < e ? i : e;
                 out[count].j = i < e ? e : i;
@@ -517,14 +522,13 @@ static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, uint32_
         }
         for (size_t q = 0; q < ns; ++q) {
             const uint32_t i = slow[q];
-            const grid_probe pr = grid_probe_make(nb + 4 * (size_t)i, 2);
             uint32_t link[5];
             grid_table_links(g, i, link);
             for (int r = 0; r < 5; ++r) {
                 if (!(link[r] & GRID_MULTI)) continue;
                 const uint32_t l2 = next[link[r] & ~GRID_MULTI];
                 if (!(l2 & GRID_MULTI)) continue;
-                bp_status st = grid_table_rest(g, i, l2, &pr, sink, &c);  // from the third box on
+                bp_status st = grid_table_rest(g, nb, i, l2, sink, &c);  // from the third box on
                 if (st != BP_OK) return st;
             }
         }
@@ -543,7 +547,7 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
     }
     bp_status st = grid_table_reserve(g, n);
     if (st != BP_OK) return st;
-    // keys and boxes are overwritten: the sorted layout's order is gone.
+    // keys are overwritten: the sorted layout's order is gone.
     g->ordered = false;
     g->table = false;
     // Linking measured the crowding: under AUTO, a frame that turns out crowded (the first of
@@ -569,7 +573,8 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
     g->table = true;
     *done = true;
     const size_t blocks = (n + GRID_TABLE_BLOCK - 1) / GRID_TABLE_BLOCK;
-    return bp_par_pairs(g->base.ctx, sink, blocks, BP_PAR_GRAIN_PAIRS / GRID_TABLE_BLOCK, grid_table_pairs2, g, checks);
+    grid_pairs_job pj = {g, f->boxes};
+    return bp_par_pairs(g->base.ctx, sink, blocks, BP_PAR_GRAIN_PAIRS / GRID_TABLE_BLOCK, grid_table_pairs2, &pj, checks);
 }
 
 // Region query from the lists: a box of level 0 overlapping the query has its min corner in the
@@ -597,7 +602,7 @@ bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_quer
 }
 
 // Every box in the list of its own cell, once; lists in decreasing index order (so they end),
-// flags right; the table empty elsewhere, past the cells too; keys and boxes those of the frame.
+// flags right; the table empty elsewhere, past the cells too; keys those of the frame.
 bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
     const grid_geom *G = &g->geom;
     const size_t n = f->n;
@@ -606,9 +611,7 @@ bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
     if (g->dirty != cells || cells > g->head_cap) return BP_ERR_INVALID_ARG;
     const uint32_t sx = G->lv[0].stride[1];
     for (size_t i = 0; i < n; ++i) {
-        const float *b = bp_frame_box(f, i), *sb = g->boxes + 4 * i;
-        for (int e = 0; e < 2; ++e)
-            if (sb[e] != b[e] || -sb[2 + e] != b[2 + e]) return BP_ERR_INVALID_ARG;
+        const float *b = bp_frame_box(f, i);
         int64_t c0[3], c1[3];
         grid_cells(G, b, c0, c1);
         if (c1[0] - c0[0] > 1 || c1[1] - c0[1] > 1) return BP_ERR_INVALID_ARG;
