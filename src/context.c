@@ -32,6 +32,8 @@
 // (seed, 4.3 mean extents: grid 0.58 against sweep 0.75 ms at 3,000 circles, 39 against 69 at
 // 30,000; CPU time, docs/methods.md).
 #define BP_AUTO_SPREAD 2.0
+// Away from the grid because its cells were too coarse, AUTO asks again every this many frames.
+#define BP_AUTO_COARSE_RETRY 16
 
 // Pairs handed to a callback per batch: every batch but the last has exactly this many, whatever
 // the method and the workers (the chunk holds BP_SINK_MIN_ROOM + 1 more, carried to the next).
@@ -604,8 +606,13 @@ static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const 
 // sort-and-sweep otherwise: boxes along a line (the grid degenerates to one column there while
 // sweep picks the other axis) and small or very dense sets. An axis is spread when the standard
 // deviation of the centres exceeds BP_AUTO_SPREAD mean extents; a margin of 25% either way keeps
-// the choice steady (each switch loses the methods' frame-to-frame coherence).
-static bp_method bp_auto_choose(const bp_context *ctx, const bp_frame *f) {
+// the choice steady (each switch loses the methods' frame-to-frame coherence). And sweep where the
+// grid's cells would be far coarser than its boxes want, and crowded (bp_grid_too_coarse: boxes
+// in a small part of a huge world, such as two clusters far apart, whose empty space its keys
+// must cover too; sweep does not care): asked of the grid's last geometry while it runs, of a
+// sample of the boxes when AUTO comes to it from another method, and every
+// BP_AUTO_COARSE_RETRY frames while away for that reason.
+static bp_method bp_auto_choose(bp_context *ctx, const bp_frame *f) {
     if (f->n <= BP_AUTO_BRUTE_MAX) return BP_METHOD_BRUTE;
     const size_t grid_min = f->dim == 2 ? BP_AUTO_GRID_MIN_2D : BP_AUTO_GRID_MIN_3D;
     if (f->n < grid_min || !bp_method_available(BP_METHOD_GRID)) return BP_METHOD_SWEEP;
@@ -617,7 +624,12 @@ static bp_method bp_auto_choose(const bp_context *ctx, const bp_frame *f) {
         double size = f->size_sum[a] / n;
         if (var > 0.0 && var > factor * factor * size * size) ++spread;
     }
-    return spread >= 2 ? BP_METHOD_GRID : BP_METHOD_SWEEP;
+    if (spread < 2) return BP_METHOD_SWEEP;
+    const bp_algorithm *grid = ctx->methods[BP_METHOD_GRID];
+    if (ctx->last == BP_METHOD_GRID && grid) ctx->auto_coarse = bp_grid_was_too_coarse(grid);
+    else if (!ctx->auto_coarse || f->frame % BP_AUTO_COARSE_RETRY == 0)
+        ctx->auto_coarse = bp_grid_too_coarse(f, ctx->def.grid.cell_size);
+    return ctx->auto_coarse ? BP_METHOD_SWEEP : BP_METHOD_GRID;
 }
 
 static bp_status bp_algorithm_get(bp_context *ctx, bp_method m, bp_algorithm **out) {

@@ -62,6 +62,12 @@
 #endif
 // Boxes sampled per frame to choose the cell size and the window.
 #define GRID_SAMPLE 64
+// A gap between sampled centres longer than this many median gaps is empty space (grid_occupied).
+#define GRID_GAP_MAX 16.0
+// AUTO leaves the grid when its cells must be this many times coarser than it wants (the keys
+// cannot cover the world with finer ones) and would then hold GRID_DENSE_CELL_BOXES boxes on
+// average where the boxes are (bp_grid_too_coarse).
+#define GRID_COARSE_MAX 2.0
 // Keep last frame's grid while the ideal cell stays within this factor of it and the boxes stay
 // inside its window: an unchanged grid keeps the keys, hence the order, from frame to frame.
 #define GRID_KEEP_RATIO 1.5
@@ -145,8 +151,27 @@ static void grid_sort_doubles(double *v, size_t n) {
 }
 
 // The ideal cell per axis and the bulk of the boxes (centre quantiles), from a sample.
+// The length the bulk of the sorted sample centres cen[0 .. s) occupies (the span between its
+// 5% and 95% quantiles, as qlo and qhi below): its gaps, each counted as at most GRID_GAP_MAX
+// times the median gap. Boxes spread evenly have no gap that long (the longest of 57 is about 6
+// times the median), so there it is the span; two clusters far apart occupy their own widths.
+static double grid_occupied(const double *cen, size_t s) {
+    const size_t j0 = s / 20, j1 = s ? s - 1 - s / 20 : 0;
+    if (j1 <= j0) return 0.0;
+    double gap[GRID_SAMPLE];
+    size_t ng = 0;
+    for (size_t j = j0; j < j1; ++j) gap[ng++] = cen[j + 1] - cen[j];
+    double sorted[GRID_SAMPLE];
+    memcpy(sorted, gap, ng * sizeof *gap);
+    grid_sort_doubles(sorted, ng);
+    const double most = GRID_GAP_MAX * sorted[ng / 2];
+    double len = 0.0;
+    for (size_t j = 0; j < ng; ++j) len += gap[j] < most ? gap[j] : most;
+    return len;
+}
+
 static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], double qlo[3], double qhi[3],
-                       bool *small_out) {
+                       double occ[3], bool *small_out) {
     const int d = f->dim;
     const size_t n = f->n;
     const size_t s = n < GRID_SAMPLE ? n : GRID_SAMPLE;
@@ -160,6 +185,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         for (int a = 0; a < d; ++a) thin[j] = fmin(thin[j], (double)b[d + a] - (double)b[a]);
     }
     double typical[3] = {0, 0, 0}, bulk[3] = {0, 0, 0}, along[3] = {0, 0, 0}, median[3] = {0, 0, 0};
+    for (int a = 0; a < 3; ++a) occ[a] = 0.0;
     for (int a = 0; a < d; ++a) {
         size_t nl = 0;
         for (size_t j = 0; j < s; ++j) {
@@ -184,6 +210,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         qlo[a] = s ? cen[s / 20] : 0.0;
         qhi[a] = s ? cen[s - 1 - s / 20] : 0.0;
         bulk[a] = (qhi[a] - qlo[a]) / 0.9;
+        occ[a] = grid_occupied(cen, s) / 0.9;
     }
     // Boxes per cell on average with the usual cells: n times the share of the bulk a cell
     // covers on each axis (all of it on an axis where the bulk is thinner than a cell: `line`).
@@ -194,8 +221,9 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     const bool crowded = per_cell >= GRID_DENSE_CELL_BOXES;
     *small_out = true;
     for (int a = 0; a < d; ++a) {
-        // Points (zero extent) still want a few boxes per cell: the spacing of the bulk.
-        double spacing = n ? bulk[a] / pow((double)n, 1.0 / d) : 0.0;
+        // Points (zero extent) still want a few boxes per cell: the spacing of the bulk where
+        // it has boxes (clusters far apart: not the empty space between them).
+        double spacing = n ? occ[a] / pow((double)n, 1.0 / d) : 0.0;
         double c = (crowded ? GRID_CELL_FACTOR_DENSE : factor) * typical[a];
         if (c < GRID_SPACING_FACTOR * spacing) c = GRID_SPACING_FACTOR * spacing;
         // Long boxes go to cells of c 2^k on their long axis: the least k where they span two
@@ -340,14 +368,45 @@ static void grid_fit(grid_geom *G, int d, const double lo[3], const double hi[3]
     }
 }
 
+// The window of level 0 for cells `cell`: the boxes' bounds with a margin, or, when those would
+// need more than GRID_MAX_CELLS cells, cut to the bulk (*robust).
+static void grid_window(const bp_frame *f, const double cell[3], const double qlo[3], const double qhi[3],
+                        double lo[3], double hi[3], bool *robust) {
+    const int d = f->dim;
+    uint64_t cells = 1;
+    for (int a = 0; a < d; ++a) {
+        double span = (double)f->hi[a] - (double)f->lo[a];
+        double g0 = floor(span / cell[a]) + 3.0;
+        cells = g0 > (double)GRID_MAX_CELLS || cells * (uint64_t)g0 > GRID_MAX_CELLS ? GRID_MAX_CELLS + 1
+                                                                                      : cells * (uint64_t)g0;
+    }
+    *robust = cells > GRID_MAX_CELLS;
+    for (int a = 0; a < 3; ++a) lo[a] = hi[a] = 0.0;
+    for (int a = 0; a < d; ++a) {
+        // A margin so that small motions do not leave the window; when the bounds are far too
+        // large for the cells (outliers), cut the window to the bulk of the boxes.
+        double l0 = f->lo[a], h0 = f->hi[a];
+        if (*robust) {
+            double w = qhi[a] - qlo[a];
+            l0 = fmax(l0, qlo[a] - w);
+            h0 = fmin(h0, qhi[a] + w);
+        }
+        double margin = 0.5 * cell[a] + 0.02 * (h0 - l0);
+        lo[a] = l0 - margin;
+        hi[a] = h0 + margin;
+    }
+}
+
+static bool grid_crowded_by_keys(int d, size_t n, const double want[3], const double got[3], const double occ[3]);
+
 // Chooses this frame's geometry; keeps last frame's when still good, so that keys (and the
 // sorted order) carry over.
 static bool grid_choose(bp_grid *g, const bp_frame *f) {
     const int d = f->dim;
     const float user = bp_context_def_of(g->base.ctx)->grid.cell_size;
-    double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0};
+    double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0}, occ[3];
     bool small = false;
-    grid_ideal(f, user, cell, qlo, qhi, &small);
+    grid_ideal(f, user, cell, qlo, qhi, occ, &small);
     grid_geom *G = &g->geom;
     if (g->have_geom && G->dim == d) {
         bool keep = true;
@@ -365,32 +424,50 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     }
     double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     bool robust = false;
-    uint64_t cells = 1;
-    for (int a = 0; a < d; ++a) {
-        double span = (double)f->hi[a] - (double)f->lo[a];
-        double g0 = floor(span / cell[a]) + 3.0;
-        cells = g0 > (double)GRID_MAX_CELLS || cells * (uint64_t)g0 > GRID_MAX_CELLS ? GRID_MAX_CELLS + 1
-                                                                                      : cells * (uint64_t)g0;
-    }
-    if (cells > GRID_MAX_CELLS) robust = true;
-    for (int a = 0; a < d; ++a) {
-        // A margin so that small motions do not leave the window; when the bounds are far too
-        // large for the cells (outliers), cut the window to the bulk of the boxes.
-        double l0 = f->lo[a], h0 = f->hi[a];
-        if (robust) {
-            double w = qhi[a] - qlo[a];
-            l0 = fmax(l0, qlo[a] - w);
-            h0 = fmin(h0, qhi[a] + w);
-        }
-        double margin = 0.5 * cell[a] + 0.02 * (h0 - l0);
-        lo[a] = l0 - margin;
-        hi[a] = h0 + margin;
-    }
+    grid_window(f, cell, qlo, qhi, lo, hi, &robust);
     grid_fit(G, d, lo, hi, cell);
     G->robust = robust;
     G->small = small;
     g->have_geom = true;
+    g->too_coarse = grid_crowded_by_keys(d, f->n, cell, G->cell, occ);
     return false;
+}
+
+// Whether cells `got` instead of the wanted `want` (coarser: the keys cannot cover the window
+// with finer ones) pile the boxes up: at least GRID_COARSE_MAX times coarser on an axis, and then
+// GRID_DENSE_CELL_BOXES boxes a cell on average over the lengths the boxes occupy (`occ`).
+// Two clusters of 50,000 boxes 10^6 apart: cells of 35 for the 3 their boxes want, 150 boxes a
+// cell; a sparse world (boxes far apart) coarsened as much still has nearly empty cells.
+static bool grid_crowded_by_keys(int d, size_t n, const double want[3], const double got[3], const double occ[3]) {
+    double coarse = 1.0, per_cell = (double)n;
+    for (int a = 0; a < d; ++a) {
+        if (got[a] > coarse * want[a]) coarse = got[a] / want[a];
+        if (occ[a] > got[a]) per_cell *= got[a] / occ[a];
+    }
+    return coarse >= GRID_COARSE_MAX && per_cell >= GRID_DENSE_CELL_BOXES;
+}
+
+bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
+    const int d = f->dim;
+    double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0}, occ[3], lo[3], hi[3], got[3];
+    bool small, robust;
+    grid_ideal(f, user_cell, cell, qlo, qhi, occ, &small);
+    grid_window(f, cell, qlo, qhi, lo, hi, &robust);
+    // The cells grid_fit would take, from the cell count alone (the levels' keys may need a
+    // little more).
+    double cells = 1.0;
+    for (int a = 0; a < d; ++a) cells *= floor((hi[a] - lo[a]) / cell[a]) + 3.0;
+    const double grow = cells > (double)GRID_MAX_CELLS ? pow(cells / (double)GRID_MAX_CELLS, 1.0 / d) : 1.0;
+    for (int a = 0; a < d; ++a) {
+        got[a] = cell[a] * grow;
+        if ((hi[a] - lo[a]) / got[a] > GRID_MAX_AXIS) got[a] = (hi[a] - lo[a]) / GRID_MAX_AXIS;
+    }
+    return grid_crowded_by_keys(d, f->n, cell, got, occ);
+}
+
+bool bp_grid_was_too_coarse(const bp_algorithm *m) {
+    const bp_grid *g = (const bp_grid *)m;
+    return g->have_geom && g->too_coarse;
 }
 
 // The key of a box from its level-0 cell range, in the level whose shift on each axis is the

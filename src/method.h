@@ -95,6 +95,13 @@ bp_status bp_query_make_box(bp_query *q, int dim, const float *lo, const float *
 bp_status bp_query_make_point(bp_query *q, int dim, const float *point);
 bp_status bp_query_make_sphere(bp_query *q, int dim, const float *center, float radius);
 
+// AUTO's question to the grid (src/grid.c): would its cells for frame f be far coarser than its
+// boxes want, and crowded for it (boxes in a small part of a huge world: clusters far apart,
+// which its keys cannot cover with fine cells)? From a sample of the boxes; the second form
+// answers for the geometry the grid state m last chose, without sampling.
+bool bp_grid_too_coarse(const bp_frame *f, float user_cell);
+bool bp_grid_was_too_coarse(const bp_algorithm *m);
+
 extern const bp_algorithm_class bp_brute_class;
 extern const bp_algorithm_class bp_sweep_class;
 extern const bp_algorithm_class bp_grid_class;

@@ -239,7 +239,9 @@ static void case_def(int argc, char **argv) {
 // AUTO's rule (docs/methods.md): brute force for a handful of boxes, the grid from 512 boxes
 // (2D) or 2,048 (3D) spread over two axes or more, sort-and-sweep for boxes along a line or below
 // the grid's size, in 2D and 3D; and it does not flip between frames on the same scene. When the grid is not
-// built, sweep instead.
+// built, sweep instead. Sweep too for two dense clusters 10^6 apart (the grid's cells would be
+// far coarser than its boxes want there, and crowded), but the grid for boxes spread thinly over
+// the same world (coarse cells, nearly empty).
 static void case_auto_rule(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -249,32 +251,64 @@ static void case_auto_rule(int argc, char **argv) {
     bp_stats st;
     for (int d = 2; d <= 3; ++d) {
         bp_context *ctx = bpt_context(BP_METHOD_AUTO, d, NULL);
+        enum { SPREAD, LINE, FAR, THIN };
+        static const char *const shape[] = {"", ", on a line", ", two clusters far apart", ", thinly over 10^6"};
         struct {
             size_t n;
-            bool line;  // every centre on x in [0, 1]
+            int shape;
             bp_method want;
-        } cases[] = {{10, false, BP_METHOD_BRUTE},       {300, false, BP_METHOD_SWEEP},
-                     {1000, false, d == 2 ? grid : BP_METHOD_SWEEP}, {5000, false, grid},
-                     {5000, true, d == 2 ? BP_METHOD_SWEEP : grid}};
+        } cases[] = {{10, SPREAD, BP_METHOD_BRUTE},       {300, SPREAD, BP_METHOD_SWEEP},
+                     {1000, SPREAD, d == 2 ? grid : BP_METHOD_SWEEP}, {5000, SPREAD, grid},
+                     {5000, LINE, d == 2 ? BP_METHOD_SWEEP : grid}, {5000, THIN, grid},
+                     {5000, FAR, BP_METHOD_SWEEP}};
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
             const size_t n = cases[c].n;
-            bpt_note("%dD, n = %zu%s", d, n, cases[c].line ? ", on a line" : "");
+            bpt_note("%dD, n = %zu%s", d, n, shape[cases[c].shape]);
             // Unit-size boxes spread over a world of 10 sqrt(n) per axis: centres' spread about
-            // 3 sqrt(n) extents, far past AUTO's threshold from a few hundred boxes.
-            bpt_random_boxes(&r, &b, d, n, 10.0 * sqrt((double)n), 0.5, 1.5);
-            if (cases[c].line)
-                for (size_t k = 0; k < n; ++k) {
-                    float *box = bpt_box(&b, k);
+            // 3 sqrt(n) extents, far past AUTO's threshold from a few hundred boxes. FAR: half
+            // of them in a cube of side (2 n)^(1/d) (a few neighbours each), half in one 10^6
+            // further on every axis; THIN: over 10^6 per axis (nearly no pairs).
+            const double side = cases[c].shape == FAR ? pow(2.0 * (double)n, 1.0 / d)
+                                : cases[c].shape == THIN ? 1e6
+                                                         : 10.0 * sqrt((double)n);
+            bpt_random_boxes(&r, &b, d, n, side, 0.5, 1.5);
+            for (size_t k = 0; k < n; ++k) {
+                float *box = bpt_box(&b, k);
+                if (cases[c].shape == LINE) {
                     box[0] = 0.0f;
                     box[d] = 1.0f;
                 }
+                if (cases[c].shape == FAR && k % 2)
+                    for (int a = 0; a < 2 * d; ++a) box[a] += 1e6f;
+            }
             for (int frame = 0; frame < 3; ++frame) {
                 CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_BUFFER, &got));
                 CHECK_OK(bp_get_stats(ctx, &st));
+                // Coming from the grid (THIN), AUTO reads the grid's last geometry: one frame late.
+                if (cases[c].shape == FAR && frame == 0) continue;
                 CHECK_MSG(st.method == cases[c].want, "AUTO chose %s, want %s", bp_method_name(st.method),
                           bp_method_name(cases[c].want));
                 bpt_jiggle(&r, &b, 0.1);
             }
+        }
+        // Away from the grid because its cells were too coarse (FAR, the last case), AUTO asks
+        // again every 16 frames, not every frame: back on the grid within 16 once the boxes
+        // spread, and there it stays.
+        if (grid == BP_METHOD_GRID) {
+            const size_t n = 5000;
+            bpt_note("%dD, n = %zu, spread again after two clusters far apart", d, n);
+            bpt_random_boxes(&r, &b, d, n, 10.0 * sqrt((double)n), 0.5, 1.5);
+            int back = -1;
+            for (int frame = 0; frame < 20; ++frame) {
+                CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_BUFFER, &got));
+                CHECK_OK(bp_get_stats(ctx, &st));
+                if (frame == 0) CHECK_MSG(st.method == BP_METHOD_SWEEP, "AUTO asked again at once");
+                if (back < 0 && st.method == BP_METHOD_GRID) back = frame;
+                if (back >= 0) CHECK_MSG(st.method == BP_METHOD_GRID, "frame %d: %s after the grid", frame,
+                                         bp_method_name(st.method));
+                bpt_jiggle(&r, &b, 0.1);
+            }
+            CHECK_MSG(back > 0 && back <= 16, "back on the grid at frame %d", back);
         }
         bp_context_destroy(ctx);
     }

@@ -1132,6 +1132,43 @@ static int test_dense(void) {
 }
 #endif
 
+// Two dense clusters 10^6 apart (a shape issue #16's probes found): the grid's keys cannot
+// cover that world with the cells its boxes want (2D: 2.6 million cells a side), so its cells
+// grow; the spacing that bounds them from below is now the clusters' own, not the 10^6 span's
+// (which gave cells of 2,700 in 2D: each cluster in one cell, n^2 / 4 candidates). Pairs equal
+// sweep's, 2D and 3D; in 2D the candidates stay under n^2 / 8 (20 million of the 100 million
+// before, at n = 20,000). In 3D the cells stay too coarse whatever the spacing (AUTO takes sweep
+// there: test_api's auto_rule).
+static int test_far_clusters(void) {
+    for (int dim = 2; dim <= 3; ++dim) {
+        const size_t w = 2 * (size_t)dim, n = 20000;
+        float *boxes = malloc(n * w * sizeof(float));
+        CHECK(boxes);
+        uint64_t R = g_seed * 13 + (uint64_t)dim;
+        // Centres over a cube of side (2 n)^(1/d) per cluster, boxes of 2: a few neighbours each.
+        const double side = pow(2.0 * (double)n, 1.0 / dim);
+        for (size_t i = 0; i < n; ++i)
+            for (int a = 0; a < dim; ++a) {
+                const double c = (i % 2 ? 1e6 : 0.0) + uni(&R, 0, side);
+                boxes[i * w + a] = (float)(c - 1.0);
+                boxes[i * w + dim + a] = (float)(c + 1.0);
+            }
+        bp_context *g = make_ctx(dim, BP_METHOD_GRID, 0), *ref = make_ctx(dim, BP_METHOD_SWEEP, 0);
+        CHECK(g && ref);
+        size_t pairs = 0;
+        CHECK(compare_frame(g, ref, dim, boxes, n, &pairs) == 0);
+        CHECK(pairs > n);
+        bp_stats st;
+        CHECK_OK(bp_get_stats(g, &st));
+        printf("far_clusters %dD: %zu pairs, %llu checks\n", dim, pairs, (unsigned long long)st.checks);
+        if (dim == 2) CHECK(st.checks < (uint64_t)n * n / 8);
+        bp_context_destroy(g);
+        bp_context_destroy(ref);
+        free(boxes);
+    }
+    return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 static const struct {
@@ -1142,7 +1179,7 @@ static const struct {
     {"extreme", test_extreme}, {"query", test_query}, {"between", test_between},
     {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
     {"draw_lattice", test_draw_lattice}, {"layouts", test_layouts}, {"crowding", test_crowding},
-    {"dense", test_dense},
+    {"dense", test_dense}, {"far_clusters", test_far_clusters},
 };
 
 int main(int argc, char **argv) {
