@@ -609,9 +609,24 @@ static bp_status bp_set_boxes(bp_context *ctx, const float *a, size_t na, const 
 // the choice steady (each switch loses the methods' frame-to-frame coherence). And sweep where the
 // grid's cells would be far coarser than its boxes want, and crowded (bp_grid_too_coarse: boxes
 // in a small part of a huge world, such as two clusters far apart, whose empty space its keys
-// must cover too; sweep does not care): asked of the grid's last geometry while it runs, of a
-// sample of the boxes when AUTO comes to it from another method, and every
-// BP_AUTO_COARSE_RETRY frames while away for that reason.
+// must cover too; sweep does not care): asked of the grid's last geometry and candidates while
+// it runs, of a sample of the boxes when AUTO comes to it from another method, and again every
+// BP_AUTO_COARSE_RETRY frames while away for that reason, once the boxes' count or bounds have
+// changed 2x (a diagonal tube looks fine to the sample: asking it sooner would come back).
+static void bp_auto_remember(bp_context *ctx, const bp_frame *f) {
+    ctx->auto_n = f->n;
+    for (int a = 0; a < f->dim; ++a) ctx->auto_span[a] = f->hi[a] - f->lo[a];
+}
+
+static bool bp_auto_changed(const bp_context *ctx, const bp_frame *f) {
+    if (f->n > 2 * ctx->auto_n || 2 * f->n < ctx->auto_n) return true;
+    for (int a = 0; a < f->dim; ++a) {
+        const float span = f->hi[a] - f->lo[a], was = ctx->auto_span[a];
+        if (span > 2.0f * was || 2.0f * span < was) return true;
+    }
+    return false;
+}
+
 static bp_method bp_auto_choose(bp_context *ctx, const bp_frame *f) {
     if (f->n <= BP_AUTO_BRUTE_MAX) return BP_METHOD_BRUTE;
     const size_t grid_min = f->dim == 2 ? BP_AUTO_GRID_MIN_2D : BP_AUTO_GRID_MIN_3D;
@@ -627,8 +642,10 @@ static bp_method bp_auto_choose(bp_context *ctx, const bp_frame *f) {
     if (spread < 2) return BP_METHOD_SWEEP;
     const bp_algorithm *grid = ctx->methods[BP_METHOD_GRID];
     if (ctx->last == BP_METHOD_GRID && grid) ctx->auto_coarse = bp_grid_was_too_coarse(grid);
-    else if (!ctx->auto_coarse || f->frame % BP_AUTO_COARSE_RETRY == 0)
+    else if (!ctx->auto_coarse || (f->frame % BP_AUTO_COARSE_RETRY == 0 && bp_auto_changed(ctx, f)))
         ctx->auto_coarse = bp_grid_too_coarse(f, ctx->def.grid.cell_size);
+    else return BP_METHOD_SWEEP;
+    if (ctx->auto_coarse) bp_auto_remember(ctx, f);
     return ctx->auto_coarse ? BP_METHOD_SWEEP : BP_METHOD_GRID;
 }
 

@@ -44,6 +44,8 @@ struct bp_context {
     bp_algorithm *methods[BP_METHOD_COUNT];  // created lazily, kept for coherence
     bp_method last;                          // the method of the last call
     bool auto_coarse;                        // AUTO: the grid's cells were too coarse (bp_auto_choose)
+    size_t auto_n;                           // ... for this many boxes
+    float auto_span[3];                      // ... spread over these bounds
 
     bp_pair *pairs;         // buffer-mode output
     size_t pair_cap, pair_count;

@@ -69,6 +69,8 @@
 // cannot cover the world with finer ones) and would then hold GRID_DENSE_CELL_BOXES boxes on
 // average where the boxes are (bp_grid_too_coarse).
 #define GRID_COARSE_MAX 2.0
+// ... or where, that coarse, the last call tested this many candidates a box (bp_grid_was_too_coarse).
+#define GRID_COARSE_CHECKS 16
 // Keep last frame's grid while the ideal cell stays within this factor of it and the boxes stay
 // inside its window: an unchanged grid keeps the keys, hence the order, from frame to frame.
 #define GRID_KEEP_RATIO 1.5
@@ -435,6 +437,9 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     G->small = small;
     g->have_geom = true;
     g->too_coarse = grid_crowded_by_keys(d, f->n, cell, G->cell, occ);
+    g->coarse = 1.0;
+    for (int a = 0; a < d; ++a)
+        if (G->cell[a] > g->coarse * cell[a]) g->coarse = G->cell[a] / cell[a];
     return false;
 }
 
@@ -472,7 +477,9 @@ bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
 
 bool bp_grid_was_too_coarse(const bp_algorithm *m) {
     const bp_grid *g = (const bp_grid *)m;
-    return g->have_geom && g->too_coarse;
+    // Measured too: a diagonal line or tube fills every axis's span, so the sample cannot see
+    // that the coarse cells along it are crowded; the candidates a box of the last call can.
+    return g->have_geom && (g->too_coarse || (g->coarse >= GRID_COARSE_MAX && g->crowd_checks));
 }
 
 // The key of a box from its level-0 cell range, in the level whose shift on each axis is the
@@ -1520,7 +1527,7 @@ static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, uint32_t work
     return BP_OK;
 }
 
-static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
+static bp_status grid_find_pairs_run(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
     bp_grid *g = (bp_grid *)m;
     const size_t n = f->n;
     const int d = f->dim;
@@ -1638,6 +1645,15 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
     }
     pj.off[pj.nseg] = items;
     return bp_par_pairs(m->ctx, sink, items, BP_PAR_GRAIN_PAIRS, grid_pairs_part, &pj, checks);
+}
+
+// Remembers the candidates a box of the call (bp_grid_was_too_coarse).
+static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
+    bp_grid *g = (bp_grid *)m;
+    const uint64_t before = *checks;
+    bp_status st = grid_find_pairs_run(m, f, sink, checks);
+    g->crowd_checks = st == BP_OK && *checks - before >= (uint64_t)GRID_COARSE_CHECKS * f->n;
+    return st;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -251,8 +251,9 @@ static void case_auto_rule(int argc, char **argv) {
     bp_stats st;
     for (int d = 2; d <= 3; ++d) {
         bp_context *ctx = bpt_context(BP_METHOD_AUTO, d, NULL);
-        enum { SPREAD, LINE, FAR, THIN };
-        static const char *const shape[] = {"", ", on a line", ", two clusters far apart", ", thinly over 10^6"};
+        enum { SPREAD, LINE, FAR, THIN, TUBE };
+        static const char *const shape[] = {"", ", on a line", ", two clusters far apart", ", thinly over 10^6",
+                                            ", along the diagonal"};
         struct {
             size_t n;
             int shape;
@@ -260,14 +261,16 @@ static void case_auto_rule(int argc, char **argv) {
         } cases[] = {{10, SPREAD, BP_METHOD_BRUTE},       {300, SPREAD, BP_METHOD_SWEEP},
                      {1000, SPREAD, d == 2 ? grid : BP_METHOD_SWEEP}, {5000, SPREAD, grid},
                      {5000, LINE, d == 2 ? BP_METHOD_SWEEP : grid}, {5000, THIN, grid},
-                     {5000, FAR, BP_METHOD_SWEEP}};
+                     {20000, TUBE, d == 2 ? grid : BP_METHOD_SWEEP}, {5000, FAR, BP_METHOD_SWEEP}};
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
             const size_t n = cases[c].n;
             bpt_note("%dD, n = %zu%s", d, n, shape[cases[c].shape]);
             // Unit-size boxes spread over a world of 10 sqrt(n) per axis: centres' spread about
             // 3 sqrt(n) extents, far past AUTO's threshold from a few hundred boxes. FAR: half
             // of them in a cube of side (2 n)^(1/d) (a few neighbours each), half in one 10^6
-            // further on every axis; THIN: over 10^6 per axis (nearly no pairs).
+            // further on every axis; THIN: over 10^6 per axis (nearly no pairs); TUBE: centres
+            // on the diagonal x = y (= z), length n / 2, 4 across (3D: the grid's cells coarse
+            // for the span and crowded along the tube, which only its candidates show).
             const double side = cases[c].shape == FAR ? pow(2.0 * (double)n, 1.0 / d)
                                 : cases[c].shape == THIN ? 1e6
                                                          : 10.0 * sqrt((double)n);
@@ -280,12 +283,21 @@ static void case_auto_rule(int argc, char **argv) {
                 }
                 if (cases[c].shape == FAR && k % 2)
                     for (int a = 0; a < 2 * d; ++a) box[a] += 1e6f;
+                if (cases[c].shape == TUBE) {
+                    const double t = bpt_uniform(&r, 0.0, (double)n / 2);
+                    for (int a = 0; a < d; ++a) {
+                        const double c0 = t + bpt_uniform(&r, -2.0, 2.0), h = 0.5 * (box[d + a] - box[a]);
+                        box[a] = (float)(c0 - h);
+                        box[d + a] = (float)(c0 + h);
+                    }
+                }
             }
             for (int frame = 0; frame < 3; ++frame) {
                 CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_BUFFER, &got));
                 CHECK_OK(bp_get_stats(ctx, &st));
-                // Coming from the grid (THIN), AUTO reads the grid's last geometry: one frame late.
-                if (cases[c].shape == FAR && frame == 0) continue;
+                // Coming from the grid, AUTO reads the grid's last geometry (and, TUBE, candidates):
+                // one frame late.
+                if ((cases[c].shape == FAR || cases[c].shape == TUBE) && frame == 0) continue;
                 CHECK_MSG(st.method == cases[c].want, "AUTO chose %s, want %s", bp_method_name(st.method),
                           bp_method_name(cases[c].want));
                 bpt_jiggle(&r, &b, 0.1);
