@@ -6,6 +6,6 @@ set_target_properties(test_quadtree PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED
 if(BP_LIBM)
   target_link_libraries(test_quadtree PRIVATE ${BP_LIBM})
 endif()
-foreach(case random boundaries degenerate outside frames draw nomem between morton)
+foreach(case random boundaries degenerate outside frames draw nomem between morton outlier)
   add_test(NAME quadtree.${case} COMMAND test_quadtree ${case})
 endforeach()

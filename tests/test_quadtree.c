@@ -304,6 +304,33 @@ static void case_outside(void) {
         }
 }
 
+// A few boxes far from the rest (one 10^6 away from 20,000 in a world of 60): the world is cut
+// to the bulk of the boxes, the far ones land in the border cells. Pairs equal brute force's,
+// strict and loose, with under n^2 / 16 candidates (the whole scene fell into one cell before:
+// every pair tested, n^2 / 2; now 0.35-11 million of 200 million).
+static void case_outlier(void) {
+    for (int dim = 2; dim <= 3; ++dim)
+        for (int lo = 0; lo < 2; ++lo) {
+            options o = {lo != 0, 0, false, {0, 0, 0}, {0, 0, 0}};
+            bp_context *qt = make(dim, BP_METHOD_QUADTREE, &o);
+            const size_t n = 20000, w = (size_t)(2 * dim);
+            float *b = random_boxes(dim, n, 60.0, 1.0);
+            for (size_t k = 0; k < 3; ++k)
+                for (int a = 0; a < dim; ++a) {
+                    b[k * w + (size_t)a] += k == 0 ? 1e6f : -1e6f;
+                    b[k * w + (size_t)(dim + a)] += k == 0 ? 1e6f : -1e6f;
+                }
+            compare(qt, dim, b, n);
+            bp_stats s;
+            CHECK_OK(bp_get_stats(qt, &s));
+            printf("outlier %dD %s: %llu pairs, %llu checks\n", dim, lo ? "loose" : "strict",
+                   (unsigned long long)s.pairs, (unsigned long long)s.checks);
+            CHECK(s.checks < (uint64_t)n * n / 16);
+            free(b);
+            bp_context_destroy(qt);
+        }
+}
+
 // n changing between frames, a frame after an error, and dimension 3 after dimension 2 contexts.
 static void case_frames(void) {
     for (int dim = 2; dim <= 3; ++dim)
@@ -469,6 +496,7 @@ static const test_case k_cases[] = {
     {"random", case_random},     {"boundaries", case_boundaries}, {"degenerate", case_degenerate},
     {"outside", case_outside},   {"frames", case_frames},         {"draw", case_draw},
     {"nomem", case_nomem},       {"between", case_between},       {"morton", case_morton},
+    {"outlier", case_outlier},
 };
 
 int main(int argc, char **argv) {
