@@ -168,6 +168,8 @@ static double grid_occupied(const double *cen, size_t s) {
     memcpy(sorted, gap, ng * sizeof *gap);
     grid_sort_doubles(sorted, ng);
     const double most = GRID_GAP_MAX * sorted[ng / 2];
+    // Most centres on one coordinate: no typical gap to judge the others by.
+    if (!(most > 0.0)) return cen[j1] - cen[j0];
     double len = 0.0;
     for (size_t j = 0; j < ng; ++j) len += gap[j] < most ? gap[j] : most;
     return len;
