@@ -53,7 +53,7 @@ endforeach()
 
 # Per method and dimension.
 set(BP_ORACLE_CASES random large frames shuffle touching identical points line_x line_y huge cover tiny
-    one_spot mixed_scale between dense crowded sticks sizes giants extent)
+    one_spot mixed_scale between dense crowded sticks sizes giants extent far)
 foreach(bp_m ${BP_TEST_METHODS})
   foreach(bp_d 2 3)
     foreach(bp_c ${BP_ORACLE_CASES})

@@ -894,6 +894,51 @@ static void case_giants(int argc, char **argv) {
     oracle_free(&o);
 }
 
+// Boxes in a small part of a huge world (issue #16's probes of shapes outside SCENES.md, where
+// the grid's cells and the quadtree's world once degenerated): two dense clusters 10^6 apart,
+// then a tenth of the boxes far; a band (2D) or tube (3D) along the diagonal; a few outliers
+// 10^6 away from the rest. AUTO moves between the grid and sweep on these (its coarse-cell rule).
+static void case_far(int argc, char **argv) {
+    oracle o;
+    oracle_init(&o, argc, argv);
+    bpt_rng r = bpt_rng_make(44);
+    const size_t n = 3000;
+    const int d = o.dim;
+    const double side = pow(2.0 * (double)n, 1.0 / d);  // a few neighbours a box
+    for (int variant = 0; variant < 2; ++variant) {
+        bpt_random_boxes(&r, &o.boxes, d, n, side, 0.5, 1.0);
+        for (size_t k = 0; k < n; ++k)
+            if (variant == 0 ? k % 2 : k % 10 == 3) {
+                float *box = bpt_box(&o.boxes, k);
+                for (int a = 0; a < 2 * d; ++a) box[a] += 1e6f;
+            }
+        oracle_all_modes(&o, variant == 0 ? "two clusters 10^6 apart" : "a tenth of the boxes 10^6 away");
+        shapes_frames(&o, &r, "far clusters, frames", 0.3);
+    }
+    // Along the diagonal: centres t + a jitter of 2 on each axis, t over n / 2.
+    bpt_boxes_resize(&o.boxes, d, n);
+    for (size_t k = 0; k < n; ++k) {
+        double c[3], h[3];
+        const double t = bpt_uniform(&r, 0.0, (double)n / 2);
+        for (int a = 0; a < d; ++a) {
+            c[a] = t + bpt_uniform(&r, -2.0, 2.0);
+            h[a] = bpt_uniform(&r, 0.5, 1.0);
+        }
+        bpt_set_box(bpt_box(&o.boxes, k), d, c, h);
+    }
+    oracle_all_modes(&o, "along the diagonal");
+    shapes_frames(&o, &r, "diagonal, frames", 0.3);
+    // Outliers: three boxes 10^6 away (two on one side, one on the other) from a dense crowd.
+    bpt_random_boxes(&r, &o.boxes, d, n, side, 0.5, 1.0);
+    for (size_t k = 0; k < 3; ++k) {
+        float *box = bpt_box(&o.boxes, k * (n / 3));
+        for (int a = 0; a < 2 * d; ++a) box[a] += k == 1 ? -1e6f : 1e6f;
+    }
+    oracle_all_modes(&o, "outliers 10^6 away");
+    shapes_frames(&o, &r, "outliers, frames", 0.3);
+    oracle_free(&o);
+}
+
 static const bpt_case cases[] = {
     {"random", case_random},     {"large", case_large},       {"frames", case_frames},
     {"shuffle", case_shuffle},   {"touching", case_touching}, {"identical", case_identical},
@@ -902,7 +947,7 @@ static const bpt_case cases[] = {
     {"tiny", case_tiny},         {"one_spot", case_one_spot}, {"mixed_scale", case_mixed_scale},
     {"between", case_between},   {"dense", case_dense},       {"crowded", case_crowded},
     {"sticks", case_sticks},     {"sizes", case_sizes},       {"giants", case_giants},
-    {"extent", case_extent},
+    {"extent", case_extent},     {"far", case_far},
 };
 
 BPT_MAIN(cases)
