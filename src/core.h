@@ -3,6 +3,7 @@
 #ifndef BP_CORE_H
 #define BP_CORE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +42,50 @@ typedef struct bp_frame {
 
 static inline const float *bp_frame_box(const bp_frame *f, size_t k) {
     return f->boxes + k * (size_t)(2 * f->dim);
+}
+
+// A sample of the frame to judge its shape (the grid's cells, the quadtree's world): box j of
+// BP_SAMPLE spread evenly over the input, or every box of a smaller frame.
+#define BP_SAMPLE 64
+static inline size_t bp_sample_size(const bp_frame *f) { return f->n < BP_SAMPLE ? f->n : BP_SAMPLE; }
+static inline const float *bp_sample_box(const bp_frame *f, size_t j) {
+    const size_t s = bp_sample_size(f);
+    return bp_frame_box(f, s == f->n ? j : (size_t)((uint64_t)j * f->n / s));
+}
+
+// Insertion sort: for the sample's few values.
+static inline void bp_sort_doubles(double *v, size_t n) {
+    for (size_t k = 1; k < n; ++k) {
+        const double x = v[k];
+        size_t j = k;
+        for (; j > 0 && v[j - 1] > x; --j) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+// The sample's centres on axis a, sorted (cen: BP_SAMPLE entries); returns how many.
+static inline size_t bp_sample_centres(const bp_frame *f, int a, double *cen) {
+    const size_t s = bp_sample_size(f);
+    for (size_t j = 0; j < s; ++j) {
+        const float *b = bp_sample_box(f, j);
+        cen[j] = 0.5 * ((double)b[a] + (double)b[f->dim + a]);
+    }
+    bp_sort_doubles(cen, s);
+    return s;
+}
+
+// The bulk of the boxes on an axis from the sorted sample centres: their 5% and 95% quantiles.
+static inline void bp_sample_quantiles(const double *cen, size_t s, double *qlo, double *qhi) {
+    *qlo = s ? cen[s / 20] : 0.0;
+    *qhi = s ? cen[s - 1 - s / 20] : 0.0;
+}
+
+// A window that cuts far boxes (outliers) off: the bulk [qlo, qhi] grown by its span on each
+// side, within the frame's bounds [lo, hi].
+static inline void bp_bulk_window(double lo, double hi, double qlo, double qhi, double *wlo, double *whi) {
+    const double w = qhi - qlo;
+    *wlo = fmax(lo, qlo - w);
+    *whi = fmin(hi, qhi + w);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -61,8 +61,6 @@
 #define GRID_SPACING_FACTOR 0.35
 #endif
 #define GRID_SPACING_CAP 2.0
-// Boxes sampled per frame to choose the cell size and the window.
-#define GRID_SAMPLE 64
 // A gap between sampled centres longer than this many median gaps is empty space (grid_occupied).
 #define GRID_GAP_MAX 16.0
 // AUTO leaves the grid when its cells must be this many times coarser than it wants (the keys
@@ -141,17 +139,6 @@ static void grid_reset(bp_algorithm *m) {
 // ---------------------------------------------------------------------------------------------
 // Geometry: cell size, window, levels
 
-static void grid_sort_doubles(double *v, size_t n) {
-    for (size_t k = 1; k < n; ++k) {
-        double x = v[k];
-        size_t j = k;
-        while (j > 0 && v[j - 1] > x) {
-            v[j] = v[j - 1];
-            --j;
-        }
-        v[j] = x;
-    }
-}
 
 // The ideal cell per axis and the bulk of the boxes (centre quantiles), from a sample.
 // The length the bulk of the sorted sample centres cen[0 .. s) occupies (the span between its
@@ -161,12 +148,12 @@ static void grid_sort_doubles(double *v, size_t n) {
 static double grid_occupied(const double *cen, size_t s) {
     const size_t j0 = s / 20, j1 = s ? s - 1 - s / 20 : 0;
     if (j1 <= j0) return 0.0;
-    double gap[GRID_SAMPLE];
+    double gap[BP_SAMPLE];
     size_t ng = 0;
     for (size_t j = j0; j < j1; ++j) gap[ng++] = cen[j + 1] - cen[j];
-    double sorted[GRID_SAMPLE];
+    double sorted[BP_SAMPLE];
     memcpy(sorted, gap, ng * sizeof *gap);
-    grid_sort_doubles(sorted, ng);
+    bp_sort_doubles(sorted, ng);
     const double most = GRID_GAP_MAX * sorted[ng / 2];
     // Most centres on one coordinate: no typical gap to judge the others by.
     if (!(most > 0.0)) return cen[j1] - cen[j0];
@@ -179,13 +166,13 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
                        double occ[3], bool *small_out) {
     const int d = f->dim;
     const size_t n = f->n;
-    const size_t s = n < GRID_SAMPLE ? n : GRID_SAMPLE;
-    double ext[GRID_SAMPLE], cen[GRID_SAMPLE], thin[GRID_SAMPLE];
+    const size_t s = bp_sample_size(f);
+    double ext[BP_SAMPLE], cen[BP_SAMPLE], thin[BP_SAMPLE];
     // Each box's smallest extent: a box's extent on an axis counts at most GRID_ELONGATION times
     // that, so long thin boxes (walls, beams) get cells sized by their thickness and go to levels
     // with long cells on their long axis; boxes of similar extents on every axis are unaffected.
     for (size_t j = 0; j < s; ++j) {
-        const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
+        const float *b = bp_sample_box(f, j);
         thin[j] = INFINITY;
         for (int a = 0; a < d; ++a) thin[j] = fmin(thin[j], (double)b[d + a] - (double)b[a]);
     }
@@ -194,26 +181,21 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     for (int a = 0; a < d; ++a) {
         size_t nl = 0;
         for (size_t j = 0; j < s; ++j) {
-            const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
+            const float *b = bp_sample_box(f, j);
             const double e = (double)b[d + a] - (double)b[a];
             if (e > GRID_ELONGATION * thin[j]) cen[nl++] = e;  // (cen as scratch)
             ext[j] = fmin(e, GRID_ELONGATION * thin[j]);
         }
         // The median length of the boxes long on this axis, when they are a real share.
         if (nl * GRID_LONG_SHARE_DIV >= s && nl > 0) {
-            grid_sort_doubles(cen, nl);
+            bp_sort_doubles(cen, nl);
             along[a] = cen[nl / 2];
         }
-        for (size_t j = 0; j < s; ++j) {
-            const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
-            cen[j] = 0.5 * ((double)b[a] + (double)b[d + a]);
-        }
-        grid_sort_doubles(ext, s);
-        grid_sort_doubles(cen, s);
+        bp_sort_doubles(ext, s);
+        bp_sample_centres(f, a, cen);
         typical[a] = s ? ext[(s * 3) / 4 < s ? (s * 3) / 4 : s - 1] : 0.0;
         median[a] = s ? ext[s / 2] : 0.0;
-        qlo[a] = s ? cen[s / 20] : 0.0;
-        qhi[a] = s ? cen[s - 1 - s / 20] : 0.0;
+        bp_sample_quantiles(cen, s, &qlo[a], &qhi[a]);
         bulk[a] = (qhi[a] - qlo[a]) / 0.9;
         occ[a] = grid_occupied(cen, s) / 0.9;
     }
@@ -395,18 +377,15 @@ static void grid_window(const bp_frame *f, const double cell[3], const double ql
         // A margin so that small motions do not leave the window; when the bounds are far too
         // large for the cells (outliers), cut the window to the bulk of the boxes.
         double l0 = f->lo[a], h0 = f->hi[a];
-        if (*robust) {
-            double w = qhi[a] - qlo[a];
-            l0 = fmax(l0, qlo[a] - w);
-            h0 = fmin(h0, qhi[a] + w);
-        }
+        if (*robust) bp_bulk_window(f->lo[a], f->hi[a], qlo[a], qhi[a], &l0, &h0);
         double margin = 0.5 * cell[a] + 0.02 * (h0 - l0);
         lo[a] = l0 - margin;
         hi[a] = h0 + margin;
     }
 }
 
-static bool grid_crowded_by_keys(int d, size_t n, const double want[3], const double got[3], const double occ[3]);
+static double grid_coarseness(int d, const double want[3], const double got[3]);
+static bool grid_crowded_by_sample(int d, size_t n, const double got[3], const double occ[3]);
 
 // Chooses this frame's geometry; keeps last frame's when still good, so that keys (and the
 // sorted order) carry over.
@@ -438,25 +417,29 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     G->robust = robust;
     G->small = small;
     g->have_geom = true;
-    g->too_coarse = grid_crowded_by_keys(d, f->n, cell, G->cell, occ);
-    g->coarse = 1.0;
-    for (int a = 0; a < d; ++a)
-        if (G->cell[a] > g->coarse * cell[a]) g->coarse = G->cell[a] / cell[a];
+    g->coarse = grid_coarseness(d, cell, G->cell);
+    g->crowd_sample = grid_crowded_by_sample(d, f->n, G->cell, occ);
     return false;
 }
 
-// Whether cells `got` instead of the wanted `want` (coarser: the keys cannot cover the window
-// with finer ones) pile the boxes up: at least GRID_COARSE_MAX times coarser on an axis, and then
-// GRID_DENSE_CELL_BOXES boxes a cell on average over the lengths the boxes occupy (`occ`).
-// Two clusters of 50,000 boxes 10^6 apart: cells of 35 for the 3 their boxes want, 150 boxes a
-// cell; a sparse world (boxes far apart) coarsened as much still has nearly empty cells.
-static bool grid_crowded_by_keys(int d, size_t n, const double want[3], const double got[3], const double occ[3]) {
-    double coarse = 1.0, per_cell = (double)n;
-    for (int a = 0; a < d; ++a) {
+// How much coarser the cells `got` are than the wanted `want` (the keys could not cover the
+// window with finer ones): the largest ratio over the axes.
+static double grid_coarseness(int d, const double want[3], const double got[3]) {
+    double coarse = 1.0;
+    for (int a = 0; a < d; ++a)
         if (got[a] > coarse * want[a]) coarse = got[a] / want[a];
+    return coarse;
+}
+
+// Whether cells `got` hold GRID_DENSE_CELL_BOXES boxes a cell or more on average over the
+// lengths the sample's boxes occupy (`occ`). Two clusters of 50,000 boxes 10^6 apart: cells of
+// 35 (for the 3 their boxes want), 150 boxes a cell; a sparse world coarsened as much still has
+// nearly empty cells.
+static bool grid_crowded_by_sample(int d, size_t n, const double got[3], const double occ[3]) {
+    double per_cell = (double)n;
+    for (int a = 0; a < d; ++a)
         if (occ[a] > got[a]) per_cell *= got[a] / occ[a];
-    }
-    return coarse >= GRID_COARSE_MAX && per_cell >= GRID_DENSE_CELL_BOXES;
+    return per_cell >= GRID_DENSE_CELL_BOXES;
 }
 
 bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
@@ -474,14 +457,14 @@ bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
         got[a] = cell[a] * grow;
         if ((hi[a] - lo[a]) / got[a] > GRID_MAX_AXIS) got[a] = (hi[a] - lo[a]) / GRID_MAX_AXIS;
     }
-    return grid_crowded_by_keys(d, f->n, cell, got, occ);
+    return grid_coarseness(d, cell, got) >= GRID_COARSE_MAX && grid_crowded_by_sample(d, f->n, got, occ);
 }
 
 bool bp_grid_was_too_coarse(const bp_algorithm *m) {
     const bp_grid *g = (const bp_grid *)m;
     // Measured too: a diagonal line or tube fills every axis's span, so the sample cannot see
     // that the coarse cells along it are crowded; the candidates a box of the last call can.
-    return g->have_geom && (g->too_coarse || (g->coarse >= GRID_COARSE_MAX && g->crowd_checks));
+    return g->have_geom && g->coarse >= GRID_COARSE_MAX && (g->crowd_sample || g->crowd_checks);
 }
 
 // The key of a box from its level-0 cell range, in the level whose shift on each axis is the

@@ -98,9 +98,11 @@ typedef struct bp_grid {
     double lookups[GRID_PLAN_MAX];  // row lookups expected into each occupied level (the plan's)
     uint64_t resorts;     // frames that needed a full radix sort
     bool few_large;       // last frame had under 1/GRID_FEW_LARGE_DIV of its boxes above level 0
-    bool too_coarse;      // the geometry's cells are far coarser than wanted, and crowded (AUTO)
-    double coarse;        // how much coarser than wanted (the largest ratio over the axes)
-    bool crowd_checks;    // the last call tested GRID_COARSE_CHECKS candidates a box or more
+    // For AUTO (bp_grid_was_too_coarse): how much coarser the geometry's cells are than wanted
+    // (the largest ratio over the axes), whether the sample says they are crowded, and whether
+    // the last call tested GRID_COARSE_CHECKS candidates a box or more.
+    double coarse;
+    bool crowd_sample, crowd_checks;
     // The table layout (src/grid_table.c): cells are lists through a table of every level-0
     // cell instead of runs of a sorted order. keys then holds every box's cell in input order
     // (the pair tests read the frame's boxes, not a copy), head[c] links cell c's list, next[i]

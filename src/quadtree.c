@@ -43,10 +43,8 @@
 // of it on the widest axis; re-sort in full when more than this fraction of the keys changed.
 #define QT_WORLD_KEEP 0.8
 #define QT_WORLD_MARGIN (1.0 / 32.0)
-// Boxes sampled for the bulk of the boxes (qt_bulk), and how much wider than the bulk (its 5-95%
-// span of centres, grown by that span on each side) the bounds must be for the world to be cut
+// How much wider than the bulk of the boxes (qt_bulk) the bounds must be for the world to be cut
 // to it: a few far boxes (outliers) would otherwise make every cell larger than the scene.
-#define QT_SAMPLE 64
 #define QT_ROBUST_RATIO 4.0
 #define QT_MOVED_MAX 0.5
 // The active arrays (and a crowded cell's sweep scratch) are reserved up front for the larger of
@@ -236,35 +234,21 @@ static inline uint64_t qt_key_code(uint64_t key) { return key >> QT_LEVEL_BITS; 
 
 // Chooses levels and world for this frame. Keeps last frame's mapping when it still fits, so
 // that keys (and the sorted order) stay valid between frames.
-static void qt_sort_doubles(double *v, size_t n) {
-    for (size_t i = 1; i < n; ++i) {
-        const double x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; --j) v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
-// The bounds of the bulk of the boxes on each axis: the 5-95% span of a sample's centres, grown
-// by that span on each side, within the frame's bounds. Boxes outside land in the border cells
-// (the mapping clamps), so a few far boxes cost a few candidates instead of the whole scene
-// falling into one cell (one box 10^6 away from 100,000 in 3D: every pair tested, 8.9 s).
+// The bounds of the bulk of the boxes on each axis (bp_bulk_window over a sample). Boxes outside
+// land in the border cells (the mapping clamps), so a few far boxes cost a few candidates
+// instead of the whole scene falling into one cell (one box 10^6 away from 100,000 in 3D: every
+// pair tested, 8.9 s).
 static void qt_bulk(const bp_frame *f, double blo[3], double bhi[3]) {
-    const int d = f->dim;
-    const size_t n = f->n, s = n < QT_SAMPLE ? n : QT_SAMPLE;
-    double cen[QT_SAMPLE];
-    for (int a = 0; a < d; ++a) {
-        blo[a] = f->lo[a];
-        bhi[a] = f->hi[a];
-        if (s < 2) continue;
-        for (size_t j = 0; j < s; ++j) {
-            const float *b = bp_frame_box(f, s == n ? j : (size_t)((uint64_t)j * n / s));
-            cen[j] = 0.5 * ((double)b[a] + (double)b[d + a]);
+    double cen[BP_SAMPLE], qlo, qhi;
+    for (int a = 0; a < f->dim; ++a) {
+        const size_t s = bp_sample_centres(f, a, cen);
+        bp_sample_quantiles(cen, s, &qlo, &qhi);
+        if (s < 2) {
+            blo[a] = f->lo[a];
+            bhi[a] = f->hi[a];
+        } else {
+            bp_bulk_window(f->lo[a], f->hi[a], qlo, qhi, &blo[a], &bhi[a]);
         }
-        qt_sort_doubles(cen, s);
-        const double qlo = cen[s / 20], qhi = cen[s - 1 - s / 20], w = qhi - qlo;
-        blo[a] = fmax(blo[a], qlo - w);
-        bhi[a] = fmin(bhi[a], qhi + w);
     }
 }
 
