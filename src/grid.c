@@ -920,10 +920,6 @@ static size_t grid_cursor_at(const bp_grid *g, const grid_level *L, size_t p0, u
 #define GRID_DENSE_SHARED_NUM 1
 #define GRID_DENSE_SHARED_DEN 3
 
-// Cross-level rows of at least this many boxes go to the SIMD run (bp_grid_dense_run); shorter
-// ones stay scalar: a 16-box step and a call cost more than a few scalar tests (`sticks` 2D
-// 100,000 went from 10.9 to 17.9 ms with every row in steps, `sizes` 3D from 289 to 126).
-#define GRID_DENSE_ROW_MIN 8
 // Cross-level rows whose starts are looked up together (grid_cross_pairs): a row's start is a
 // load of the cell index (or a search of the row index) and then of its keys, likely cache
 // misses both; looked up one row at a time, each waited for the last.
@@ -1186,30 +1182,14 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                         ++z;
                     }
                 }
+                if (dense) {
+                    bp_status st = bp_grid_dense_rows(g, a, ids[p], start, last, (size_t)nr, sink, &c);
+                    if (st != BP_OK) return st;
+                    continue;
+                }
                 for (uint64_t r = 0; r < nr; ++r) {
-                    const uint32_t khi = last[r];
-                    size_t j = start[r];
-                    if (dense && (keys[j + GRID_DENSE_ROW_MIN - 1] <= khi || bp_grid_dense_mode >= GRID_DENSE_ALWAYS)) {
-                        // A long row (keys sorted: at least GRID_DENSE_ROW_MIN boxes): the same
-                        // run, 16 candidates a step (an empty row, when forced, counts one).
-                        c += keys[j] > khi;
-                        bp_status st = bp_grid_dense_run(g, a, ids[p], j, SIZE_MAX, khi, sink, &c);
-                        if (st != BP_OK) return st;
-                        continue;
-                    }
-                    const size_t j0 = j;
-                    // Without a branch on the hit: long boxes meet many, and hits are then too
-                    // frequent to predict (sticks: two candidates in five are pairs).
-                    for (; keys[j] <= khi; ++j) {
-                        const float *b = bx + (size_t)(2 * d) * j;
-                        const unsigned hit = (unsigned)(d == 2 ? grid_hit2(&pr, b) : grid_hit3(&pr, b));
-                        bp_status st = bp_sink_room(sink, 1);
-                        if (BP_UNLIKELY(st != BP_OK)) return st;
-                        bp_sink_put(sink, ids[p], ids[j], hit);
-                    }
-                    // A row searched counts as a check even when empty: the work the search
-                    // costs shows in the statistics.
-                    c += j - j0 + (j == j0);
+                    bp_status st = grid_row_boxes(g, &pr, ids[p], start[r], last[r], sink, &c);
+                    if (st != BP_OK) return st;
                 }
             }
         }

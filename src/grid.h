@@ -255,6 +255,27 @@ static inline int grid_hit3(const grid_probe *p, const float *b) {
 }
 #endif
 
+// One row of a region query, box by box: stored probe pr (box id) against the sorted boxes from j
+// while keys <= khi, each candidate written and only the hits kept, without a branch on the hit
+// (long boxes meet many: `sticks` has two pairs in five candidates, too many to predict). A row
+// counts its candidates as checks, an empty one 1: the row's lookup costs as much.
+static inline bp_status grid_row_boxes(const bp_grid *g, const grid_probe *pr, uint32_t id, size_t j, uint32_t khi,
+                                       bp_sink *sink, uint64_t *checks) {
+    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT ids = g->perm;
+    const float *BP_RESTRICT bx = g->boxes;
+    const int d = g->geom.dim;
+    const size_t j0 = j;
+    for (; keys[j] <= khi; ++j) {
+        const float *b = bx + (size_t)(2 * d) * j;
+        const unsigned hit = (unsigned)(d == 2 ? grid_hit2(pr, b) : grid_hit3(pr, b));
+        const bp_status st = bp_sink_room(sink, 1);
+        if (BP_UNLIKELY(st != BP_OK)) return st;
+        bp_sink_put(sink, id, ids[j], hit);
+    }
+    *checks += j - j0 + (j == j0);
+    return BP_OK;
+}
+
 // The table layout (src/grid_table.c). bp_grid_table_find runs a frame on it when it can and
 // should (*done true); else the sorted layout runs, and the last call's table has been emptied
 // (unless an error is returned: then the next call empties it).
@@ -272,11 +293,19 @@ void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);
 // step with AVX-512, 8 with AVX2. cursor: the next-row cursor(s) of the scalar loop, advanced
 // alike. Only where bp_grid_dense_available() and the sink keeps every pair (split == 0).
 bool bp_grid_dense_available(void);
+// Cross-level rows of at least this many boxes go to the steps; shorter ones stay box by box: a
+// 16-box step costs more than a few scalar tests (`sticks` 2D 100,000 went from 10.9 to 17.9 ms
+// with every row in steps, `sizes` 3D from 289 to 126).
+#define GRID_DENSE_ROW_MIN 8
 // Stored box a (id) against the sorted boxes j, j+1, ... while keys[j] <= lim and j < end (a row
 // of a region query; end SIZE_MAX: keys alone bound it): pairs in order, the run's length added
 // to *checks.
 bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim,
                             bp_sink *sink, uint64_t *checks);
+// The rows of a region query of stored box a (id): row r the sorted boxes from start[r] while
+// keys <= last[r]; long rows (GRID_DENSE_ROW_MIN boxes or more) in steps, short ones box by box.
+bp_status bp_grid_dense_rows(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *last,
+                             size_t nr, bp_sink *sink, uint64_t *checks);
 bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
                                bp_sink *sink, uint64_t *checks);
 bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],
