@@ -151,10 +151,9 @@ static double grid_occupied(const double *cen, size_t s) {
     double gap[BP_SAMPLE];
     size_t ng = 0;
     for (size_t j = j0; j < j1; ++j) gap[ng++] = cen[j + 1] - cen[j];
-    double sorted[BP_SAMPLE];
-    memcpy(sorted, gap, ng * sizeof *gap);
-    bp_sort_doubles(sorted, ng);
-    const double most = GRID_GAP_MAX * sorted[ng / 2];
+    double scratch[BP_SAMPLE];
+    memcpy(scratch, gap, ng * sizeof *gap);
+    const double most = GRID_GAP_MAX * bp_select_double(scratch, ng, ng / 2);
     // Most centres on one coordinate: no typical gap to judge the others by.
     if (!(most > 0.0)) return cen[j1] - cen[j0];
     double len = 0.0;
@@ -187,14 +186,12 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
             ext[j] = fmin(e, GRID_ELONGATION * thin[j]);
         }
         // The median length of the boxes long on this axis, when they are a real share.
-        if (nl * GRID_LONG_SHARE_DIV >= s && nl > 0) {
-            bp_sort_doubles(cen, nl);
-            along[a] = cen[nl / 2];
-        }
-        bp_sort_doubles(ext, s);
+        if (nl * GRID_LONG_SHARE_DIV >= s && nl > 0) along[a] = bp_select_double(cen, nl, nl / 2);
         bp_sample_centres(f, a, cen);
-        typical[a] = s ? ext[(s * 3) / 4 < s ? (s * 3) / 4 : s - 1] : 0.0;
-        median[a] = s ? ext[s / 2] : 0.0;
+        // The median, then the 75th percentile among the values after it.
+        median[a] = s ? bp_select_double(ext, s, s / 2) : 0.0;
+        const size_t k3 = (s * 3) / 4;
+        typical[a] = k3 > s / 2 ? bp_select_double(ext + s / 2 + 1, s - s / 2 - 1, k3 - s / 2 - 1) : median[a];
         bp_sample_quantiles(cen, s, &qlo[a], &qhi[a]);
         bulk[a] = (qhi[a] - qlo[a]) / 0.9;
         occ[a] = grid_occupied(cen, s) / 0.9;
