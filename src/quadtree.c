@@ -232,8 +232,6 @@ static inline uint64_t qt_key(const bp_quadtree *q, const float *b) {
 static inline unsigned qt_key_level(uint64_t key) { return (unsigned)(key & ((1u << QT_LEVEL_BITS) - 1u)); }
 static inline uint64_t qt_key_code(uint64_t key) { return key >> QT_LEVEL_BITS; }
 
-// Chooses levels and world for this frame. Keeps last frame's mapping when it still fits, so
-// that keys (and the sorted order) stay valid between frames.
 // The bounds of the bulk of the boxes on each axis (bp_bulk_window over a sample). Boxes outside
 // land in the border cells (the mapping clamps), so a few far boxes cost a few candidates
 // instead of the whole scene falling into one cell (one box 10^6 away from 100,000 in 3D: every
@@ -252,6 +250,8 @@ static void qt_bulk(const bp_frame *f, double blo[3], double bhi[3]) {
     }
 }
 
+// Chooses levels and world for this frame. Keeps last frame's mapping when it still fits, so
+// that keys (and the sorted order) stay valid between frames.
 static void qt_choose_mapping(bp_quadtree *q, const bp_frame *f, const bp_context_def *def) {
     const int d = f->dim;
     const bool loose = def->quadtree.loose;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "broadphase.h"
+#include "../src/core.h"  // bp_select_double (test_select)
 
 static uint64_t g_seed = 1;
 static int g_fail = 0;
@@ -1202,6 +1203,39 @@ static int test_diagonal(void) {
     return 0;
 }
 
+// The grid's sample statistics by selection (bp_select_double) against a sort: every k of random
+// samples of 1 to 64 values, with many ties, all equal, sorted and reversed; the value and the
+// partition around it (nothing larger before k, nothing smaller after).
+static int test_select(void) {
+    uint64_t R = g_seed * 977 + 1;
+    for (int round = 0; round < 400; ++round) {
+        const size_t n = 1 + (size_t)(round % 64);
+        double v[64], ref[64];
+        for (size_t i = 0; i < n; ++i) {
+            R = R * 6364136223846793005ull + 1442695040888963407ull;
+            const unsigned kind = (unsigned)(round / 64) % 4;
+            const double x = (double)(R >> 40) / (double)(1u << 24);
+            ref[i] = kind == 0 ? x : kind == 1 ? floor(x * 4.0) : kind == 2 ? 1.5 : (double)(round % 2 ? i : n - i);
+        }
+        for (size_t i = 0; i < n; ++i)  // a reference sort
+            for (size_t j = i + 1; j < n; ++j)
+                if (ref[j] < ref[i]) {
+                    const double t = ref[i];
+                    ref[i] = ref[j];
+                    ref[j] = t;
+                }
+        for (size_t k = 0; k < n; ++k) {
+            const size_t step = n % 37 ? 37 : 41;  // prime to n: a permutation
+            for (size_t i = 0; i < n; ++i) v[i] = ref[(i * step + (size_t)round) % n];
+            const double got = bp_select_double(v, n, k);
+            CHECK(got == ref[k] && v[k] == ref[k]);
+            for (size_t i = 0; i < k; ++i) CHECK(v[i] <= got);
+            for (size_t i = k + 1; i < n; ++i) CHECK(v[i] >= got);
+        }
+    }
+    return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 static const struct {
@@ -1213,6 +1247,7 @@ static const struct {
     {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
     {"draw_lattice", test_draw_lattice}, {"layouts", test_layouts}, {"crowding", test_crowding},
     {"dense", test_dense}, {"far_clusters", test_far_clusters}, {"diagonal", test_diagonal},
+    {"select", test_select},
 };
 
 int main(int argc, char **argv) {
