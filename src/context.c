@@ -23,8 +23,14 @@
 // From this many boxes AUTO considers the grid: in 2D its table layout is ahead of sweep from
 // about 500 boxes (2x at 500 to 1,000 on `uniform` and `clustered`, even on `mixed`); in 3D the
 // two are even near 2,000, the grid ahead above.
-#define BP_AUTO_GRID_MIN_2D 512
+#define BP_AUTO_GRID_MIN_2D 400
 #define BP_AUTO_GRID_MIN_3D 2048
+// Boxes of several sizes (the largest extent above BP_AUTO_LARGE mean extents on an axis: `mixed`,
+// 1% of boxes up to 25x the rest) put the grid in its sorted layout with levels that query each
+// other, which costs more than sweep below these counts (docs/methods.md).
+#define BP_AUTO_LARGE 8.0
+#define BP_AUTO_LEVELS_MIN_2D 4096
+#define BP_AUTO_LEVELS_MIN_3D 8192
 // Centre spread, in mean extents, that makes an axis count as spread for AUTO. It only has to
 // tell a line (no spread on an axis: sweep picks another) from boxes spread on two axes: since
 // the grid's levels take long and large boxes, it is ahead of sweep even where a few large boxes
@@ -32,6 +38,11 @@
 // (seed, 4.3 mean extents: grid 0.58 against sweep 0.75 ms at 3,000 circles, 39 against 69 at
 // 30,000; CPU time, docs/methods.md).
 #define BP_AUTO_SPREAD 2.0
+// An axis also counts as spread when its centres' deviation is at least this share of the
+// largest axis's: a few boxes as large as a small world make the mean extent large on every
+// axis (`sizes` and `sticks` 3D at 2,000-4,000 boxes: 2-3 mean extents), yet the boxes are
+// spread alike on all axes and the grid is ahead; a line has no deviation on its axis.
+#define BP_AUTO_ALIKE 0.25
 // Away from the grid because its cells were too coarse, AUTO asks again every this many frames.
 #define BP_AUTO_COARSE_RETRY 16
 
@@ -634,12 +645,21 @@ static bp_method bp_auto_choose(bp_context *ctx, const bp_frame *f) {
     const double factor = ctx->last == BP_METHOD_GRID ? BP_AUTO_SPREAD / 1.25 : BP_AUTO_SPREAD * 1.25;
     const double n = (double)f->n;
     int spread = 0;
+    double var[3] = {0.0, 0.0, 0.0}, widest = 0.0;
+    bool large = false;
     for (int a = 0; a < f->dim; ++a) {
-        double mean = f->center_sum[a] / n, var = f->center_sq[a] / n - mean * mean;
-        double size = f->size_sum[a] / n;
-        if (var > 0.0 && var > factor * factor * size * size) ++spread;
+        const double mean = f->center_sum[a] / n;
+        var[a] = f->center_sq[a] / n - mean * mean;
+        widest = var[a] > widest ? var[a] : widest;
+    }
+    for (int a = 0; a < f->dim; ++a) {
+        const double size = f->size_sum[a] / n;
+        if (var[a] > 0.0 && (var[a] > factor * factor * size * size || var[a] >= BP_AUTO_ALIKE * BP_AUTO_ALIKE * widest))
+            ++spread;
+        large |= (double)f->size_max[a] > BP_AUTO_LARGE * size;
     }
     if (spread < 2) return BP_METHOD_SWEEP;
+    if (large && f->n < (f->dim == 2 ? BP_AUTO_LEVELS_MIN_2D : BP_AUTO_LEVELS_MIN_3D)) return BP_METHOD_SWEEP;
     const bp_algorithm *grid = ctx->methods[BP_METHOD_GRID];
     if (ctx->last == BP_METHOD_GRID && grid) ctx->auto_coarse = bp_grid_was_too_coarse(grid);
     else if (!ctx->auto_coarse || (f->frame % BP_AUTO_COARSE_RETRY == 0 && bp_auto_changed(ctx, f)))

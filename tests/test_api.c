@@ -236,9 +236,11 @@ static void case_def(int argc, char **argv) {
     bp_context_destroy(ctx);
 }
 
-// AUTO's rule (docs/methods.md): brute force for a handful of boxes, the grid from 512 boxes
-// (2D) or 2,048 (3D) spread over two axes or more, sort-and-sweep for boxes along a line or below
-// the grid's size, in 2D and 3D; and it does not flip between frames on the same scene. When the grid is not
+// AUTO's rule (docs/methods.md): brute force for a handful of boxes, the grid from 400 boxes
+// (2D) or 2,048 (3D) spread over two axes or more (or alike on every axis, however large the
+// boxes: SIZES), sort-and-sweep for boxes along a line or below the grid's size, and for boxes
+// of several sizes (MIXED: 1% of them 25x larger) below 4,096 (2D) or 8,192 (3D), in 2D and 3D;
+// and it does not flip between frames on the same scene. When the grid is not
 // built, sweep instead. Sweep too for two dense clusters 10^6 apart (the grid's cells would be
 // far coarser than its boxes want there, and crowded), but the grid for boxes spread thinly over
 // the same world (coarse cells, nearly empty).
@@ -251,15 +253,19 @@ static void case_auto_rule(int argc, char **argv) {
     bp_stats st;
     for (int d = 2; d <= 3; ++d) {
         bp_context *ctx = bpt_context(BP_METHOD_AUTO, d, NULL);
-        enum { SPREAD, LINE, FAR, THIN, TUBE };
+        enum { SPREAD, LINE, FAR, THIN, TUBE, MIXED, SIZES };
         static const char *const shape[] = {"", ", on a line", ", two clusters far apart", ", thinly over 10^6",
-                                            ", along the diagonal"};
+                                            ", along the diagonal", ", 1% of them 25x larger",
+                                            ", sizes over 2.5 decades in a small world"};
         struct {
             size_t n;
             int shape;
             bp_method want;
         } cases[] = {{10, SPREAD, BP_METHOD_BRUTE},       {300, SPREAD, BP_METHOD_SWEEP},
+                     {450, SPREAD, d == 2 ? grid : BP_METHOD_SWEEP},
                      {1000, SPREAD, d == 2 ? grid : BP_METHOD_SWEEP}, {5000, SPREAD, grid},
+                     {1000, MIXED, BP_METHOD_SWEEP}, {5000, MIXED, d == 2 ? grid : BP_METHOD_SWEEP},
+                     {3000, SIZES, grid},
                      {5000, LINE, d == 2 ? BP_METHOD_SWEEP : grid}, {5000, THIN, grid},
                      {20000, TUBE, d == 2 ? grid : BP_METHOD_SWEEP}, {5000, FAR, BP_METHOD_SWEEP}};
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
@@ -271,8 +277,12 @@ static void case_auto_rule(int argc, char **argv) {
             // further on every axis; THIN: over 10^6 per axis (nearly no pairs); TUBE: centres
             // on the diagonal x = y (= z), length n / 2, 4 across (3D: the grid's cells coarse
             // for the span and crowded along the tube, which only its candidates show).
+            // MIXED: every 100th box 25x larger (mean extent about 2.5, largest 25-75).
+            // SIZES: extents 0.2 to 60, log-uniform (mean about 10.5, largest under 6x that), in
+            // a world of side 60: the centres' deviation is under 2 mean extents on every axis.
             const double side = cases[c].shape == FAR ? pow(2.0 * (double)n, 1.0 / d)
                                 : cases[c].shape == THIN ? 1e6
+                                : cases[c].shape == SIZES ? 60.0
                                                          : 10.0 * sqrt((double)n);
             bpt_random_boxes(&r, &b, d, n, side, 0.5, 1.5);
             for (size_t k = 0; k < n; ++k) {
@@ -280,6 +290,15 @@ static void case_auto_rule(int argc, char **argv) {
                 if (cases[c].shape == LINE) {
                     box[0] = 0.0f;
                     box[d] = 1.0f;
+                }
+                if ((cases[c].shape == MIXED && k % 100 == 0) || cases[c].shape == SIZES) {
+                    const double e = cases[c].shape == SIZES ? 0.2 * exp(bpt_uniform(&r, 0.0, log(300.0))) : 0.0;
+                    for (int a = 0; a < d; ++a) {
+                        const double m = 0.5 * ((double)box[a] + box[d + a]);
+                        const double h = cases[c].shape == MIXED ? 12.5 * (box[d + a] - box[a]) : 0.5 * e;
+                        box[a] = (float)(m - h);
+                        box[d + a] = (float)(m + h);
+                    }
                 }
                 if (cases[c].shape == FAR && k % 2)
                     for (int a = 0; a < 2 * d; ++a) box[a] += 1e6f;
