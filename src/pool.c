@@ -1,10 +1,14 @@
 // Workers: a fork-join runner of numbered tasks (src/pool.h).
 //
 // Own threads: a job is published under a mutex with a new generation; the threads and the
-// calling thread claim task numbers from one atomic word holding (generation << 32) | next task,
-// so a thread that wakes late, after its job ended, can never claim a task of the next job
-// (its generation no longer matches), and the caller waits only for the tasks to finish, not for
-// every thread to wake. Between jobs a thread spins for a few microseconds (the next job of the
+// calling thread claim task numbers from one atomic word holding the generation and the range of
+// tasks not yet claimed, so a thread that wakes late, after its job ended, can never claim a task
+// of the next job (its generation no longer matches), and the caller waits only for the tasks to
+// finish, not for every thread to wake. Worker 1 claims from the range's end, the others from its
+// front: the passes of a call cut the boxes into the same shares (task t, share t), so the caller
+// tends to run the first shares of every pass and worker 1 the last ones, and a pass mostly reads
+// what the same core wrote in the pass before (with 2 workers); either takes the other's tasks
+// once its own end is done, so a thread that is held up does not hold the job. Between jobs a thread spins for a few microseconds (the next job of the
 // same call usually comes at once) and then sleeps on a condition variable: idle threads cost
 // nothing while the caller simulates.
 //
@@ -65,7 +69,7 @@ struct bp_pool {
     bool stop;
     bool waiting;             // the caller sleeps on `finished`
     _Alignas(64) _Atomic uint32_t gen_now;  // gen, read without the lock by spinning threads
-    _Alignas(64) _Atomic uint64_t claim;    // (gen << 32) | next task number
+    _Alignas(64) _Atomic uint64_t claim;    // (gen << 32) | (end << 16) | front: tasks [front, end) unclaimed
     _Alignas(64) _Atomic uint32_t done;     // tasks of the current job that have run
 };
 
@@ -77,14 +81,18 @@ static uint64_t bp_pool_now_ns(void) {
 
 // Claims and runs tasks of job `gen` until none is left (or the job is over).
 static void bp_pool_work(bp_pool *p, uint32_t gen, bp_pool_fn *fn, void *user, uint32_t tasks, uint32_t worker) {
+    (void)tasks;
+    const bool from_end = worker == 1;
     for (;;) {
         uint64_t c = atomic_load(&p->claim);
-        uint32_t t;
+        uint32_t t, rest;
         do {
             if ((uint32_t)(c >> 32) != gen) return;
-            t = (uint32_t)c;
-            if (t >= tasks) return;
-        } while (!atomic_compare_exchange_weak(&p->claim, &c, c + 1));
+            const uint32_t front = (uint32_t)c & 0xFFFFu, end = (uint32_t)(c >> 16) & 0xFFFFu;
+            if (front >= end) return;
+            t = from_end ? end - 1 : front;
+            rest = from_end ? front | t << 16 : (front + 1) | end << 16;
+        } while (!atomic_compare_exchange_weak(&p->claim, &c, (uint64_t)gen << 32 | rest));
         fn(user, t, worker);
         if (atomic_fetch_add(&p->done, 1) + 1 == tasks) {
             pthread_mutex_lock(&p->mu);
@@ -227,6 +235,7 @@ static void bp_hook_task(uint32_t begin, uint32_t end, uint32_t worker, void *ta
 
 bp_status bp_pool_run(bp_pool *p, uint32_t tasks, bp_pool_fn *fn, void *user) {
     if (tasks == 0) return BP_OK;
+    if (tasks > BP_POOL_MAX_TASKS) return BP_ERR_INVALID_ARG;
     if (!p || tasks == 1) {
         for (uint32_t t = 0; t < tasks; ++t) fn(user, t, 0);
         return BP_OK;
@@ -248,7 +257,7 @@ bp_status bp_pool_run(bp_pool *p, uint32_t tasks, bp_pool_fn *fn, void *user) {
     p->tasks = tasks;
     const uint32_t gen = ++p->gen;
     atomic_store(&p->done, 0);
-    atomic_store(&p->claim, (uint64_t)gen << 32);
+    atomic_store(&p->claim, (uint64_t)gen << 32 | (uint64_t)tasks << 16);
     atomic_store(&p->gen_now, gen);
     pthread_mutex_unlock(&p->mu);
     // After the unlock: a thread woken while the lock is still held would only sleep again on

@@ -36,7 +36,9 @@ size_t bp_pool_bytes(const bp_pool *pool);
 /// Runs tasks 0 .. tasks - 1 of fn and returns when all have run. The calling thread takes part
 /// (as worker 0, with the pool's threads). NULL pool or one task: all of them on the calling
 /// thread, in order, as worker 0. BP_ERR_INVALID_ARG when a task hook gave a worker number out of
-/// range (that range was not run): the job's results are then incomplete.
+/// range (that range was not run): the job's results are then incomplete; or for more than
+/// BP_POOL_MAX_TASKS tasks (nothing run; the library asks for at most 8 per worker).
+#define BP_POOL_MAX_TASKS 0xFFFFu
 bp_status bp_pool_run(bp_pool *pool, uint32_t tasks, bp_pool_fn *fn, void *user);
 
 /// A lock for what tasks share (allocation through the user's hooks, which must never be

@@ -10,13 +10,16 @@
 // same with sort_pairs), hooks (task hooks: a serial scheduler, one that runs ranges in reverse
 // order, one with threads of its own), nomem (allocations refused while workers run: every Nth,
 // then at random), stopped (a callback that stops), auto (small calls never reach the workers),
-// bad_def, bad_hooks.
+// bad_def, bad_hooks, pool (the pool itself: every task once, who claims which).
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "harness.h"
+#include "../src/pool.h"
 #if defined(BPT_HAVE_SCENES)
 #include "scene.h"
 #endif
@@ -1054,11 +1057,86 @@ static void case_world(int argc, char **argv) {
     wscript_free(&ws);
 }
 
+// The pool (src/pool.c) on its own threads: every task of a job runs once, on a worker number
+// below the pool's; worker 1 claims from the job's end and the others from its front, so the
+// tasks worker 1 ran are a suffix of the job whatever the timing (the shares it gets in one pass
+// are the ones it tends to get in the next); a job of more than BP_POOL_MAX_TASKS is refused
+// with nothing run. Task 0 holds its thread until the job's last task has run, so another worker
+// always takes part.
+typedef struct pool_probe {
+    _Atomic uint32_t runs[2048];
+    _Atomic uint32_t who[2048];
+    uint32_t last;  // task 0 waits (up to 10 s) until this one has run: another worker must come
+} pool_probe;
+
+static void pool_probe_task(void *user, uint32_t t, uint32_t worker) {
+    pool_probe *pp = user;
+    if (t == 0 && pp->last > 0) {
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            sched_yield();
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        } while (atomic_load(&pp->runs[pp->last]) == 0 && now.tv_sec - t0.tv_sec < 10);
+    }
+    atomic_store(&pp->who[t], worker);
+    atomic_fetch_add(&pp->runs[t], 1);
+}
+
+static void *pool_alloc(size_t size, size_t align, void *user) {
+    (void)user;
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void pool_free(void *p, size_t size, void *user) {
+    (void)size, (void)user;
+    free(p);
+}
+
+static void case_pool(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    const bp_allocator al = {pool_alloc, pool_free, NULL};
+    static pool_probe pp;
+    static const uint32_t workers[] = {2, 3, 7};
+    static const uint32_t sizes[] = {2, 3, 16, 100, 2048};
+    for (size_t w = 0; w < sizeof workers / sizeof workers[0]; ++w) {
+        bp_pool *pool = NULL;
+        CHECK_OK(bp_pool_create(&al, workers[w], NULL, NULL, NULL, &pool));
+        int by1 = 0;  // jobs where worker 1 ran a task
+        for (int rep = 0; rep < 200; ++rep) {
+            const uint32_t n = sizes[(size_t)rep % (sizeof sizes / sizeof sizes[0])];
+            for (uint32_t t = 0; t < n; ++t) {
+                atomic_store(&pp.runs[t], 0);
+                atomic_store(&pp.who[t], UINT32_MAX);
+            }
+            pp.last = n - 1;
+            CHECK_OK(bp_pool_run(pool, n, pool_probe_task, &pp));
+            uint32_t first1 = n;  // the first task worker 1 ran
+            for (uint32_t t = 0; t < n; ++t) {
+                CHECK_MSG(atomic_load(&pp.runs[t]) == 1, "%u workers, %u tasks: task %u ran %u times", workers[w], n,
+                          t, atomic_load(&pp.runs[t]));
+                const uint32_t by = atomic_load(&pp.who[t]);
+                CHECK_MSG(by < workers[w], "task %u on worker %u", t, by);
+                if (by == 1 && first1 == n) first1 = t;
+            }
+            by1 += first1 < n;
+            for (uint32_t t = first1; t < n; ++t)
+                CHECK_MSG(atomic_load(&pp.who[t]) == 1, "%u workers, %u tasks: worker 1 ran task %u, not task %u",
+                          workers[w], n, first1, t);
+        }
+        // With 2 workers the last task can only have been worker 1's, task 0 holding the caller.
+        if (workers[w] == 2) CHECK_EQ(by1, 200);
+        CHECK_EQ(bp_pool_run(pool, BP_POOL_MAX_TASKS + 1, pool_probe_task, &pp), BP_ERR_INVALID_ARG);
+        bp_pool_destroy(pool);
+    }
+}
+
 static const bpt_case cases[] = {
     {"same", case_same},         {"sorted", case_sorted},   {"hooks", case_hooks},
     {"nomem", case_nomem},       {"stopped", case_stopped}, {"auto", case_auto},
     {"bad_def", case_bad_def},   {"bad_hooks", case_bad_hooks}, {"warm", case_warm},
-    {"crowd", case_crowd},
+    {"crowd", case_crowd},       {"pool", case_pool},
     {"world", case_world},
 };
 
