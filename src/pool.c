@@ -8,9 +8,9 @@
 // front: the passes of a call cut the boxes into the same shares (task t, share t), so the caller
 // tends to run the first shares of every pass and worker 1 the last ones, and a pass mostly reads
 // what the same core wrote in the pass before (with 2 workers); either takes the other's tasks
-// once its own end is done, so a thread that is held up does not hold the job. Between jobs a thread spins for a few microseconds (the next job of the
-// same call usually comes at once) and then sleeps on a condition variable: idle threads cost
-// nothing while the caller simulates.
+// once its own end is done, so a thread that is held up does not hold the job. Between jobs a
+// thread spins for a few microseconds (the next job of the same call usually comes at once) and
+// then sleeps on a condition variable: idle threads cost nothing while the caller simulates.
 //
 // Task hooks: a job is one enqueue of the whole task range and one finish; the items run are
 // counted, so a scheduler that skips or repeats items, or gives a worker number out of range, is
@@ -81,7 +81,6 @@ static uint64_t bp_pool_now_ns(void) {
 
 // Claims and runs tasks of job `gen` until none is left (or the job is over).
 static void bp_pool_work(bp_pool *p, uint32_t gen, bp_pool_fn *fn, void *user, uint32_t tasks, uint32_t worker) {
-    (void)tasks;
     const bool from_end = worker == 1;
     for (;;) {
         uint64_t c = atomic_load(&p->claim);
