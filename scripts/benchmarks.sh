@@ -274,7 +274,7 @@ auto_reading() {
         split("brute sweep grid", cand, " ")
         for (k = 1; k <= count; ++k) {
             key = order[k]; split(key, part, "|")
-            ran = "?"  # the method whose candidate checks auto'"'"'s equal
+            ran = "?"  # the method with the same candidate checks as auto
             for (c = 1; c <= 3; ++c) if ((key in ac) && ((key "|" cand[c]) in ck) && ck[key "|" cand[c]] == ac[key]) ran = cand[c]
             a = (key in am) ? sprintf("%s | %.3f | %.2fx | %.2f", ran, am[key], am[key] / bm[key], aw[key] / am[key]) : "- | - | - | -"
             printf "| %s | %s | %s | %.3f | %.2f | %s |\n", part[1], part[2], bn[key], bm[key], bw[key] / bm[key], a

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "../src/context.h"  // bp_default_alloc, bp_default_free (case pool)
 #include "../src/pool.h"
 #if defined(BPT_HAVE_SCENES)
 #include "scene.h"
@@ -1083,20 +1084,10 @@ static void pool_probe_task(void *user, uint32_t t, uint32_t worker) {
     atomic_fetch_add(&pp->runs[t], 1);
 }
 
-static void *pool_alloc(size_t size, size_t align, void *user) {
-    (void)user;
-    return aligned_alloc(align, (size + align - 1) / align * align);
-}
-
-static void pool_free(void *p, size_t size, void *user) {
-    (void)size, (void)user;
-    free(p);
-}
-
 static void case_pool(int argc, char **argv) {
     (void)argc;
     (void)argv;
-    const bp_allocator al = {pool_alloc, pool_free, NULL};
+    const bp_allocator al = {bp_default_alloc, bp_default_free, NULL};
     static pool_probe pp;
     static const uint32_t workers[] = {2, 3, 7};
     static const uint32_t sizes[] = {2, 3, 16, 100, 2048};
