@@ -1108,6 +1108,19 @@ static bp_status grid_level_pairs3_reach(const bp_grid *g, int l, size_t p0, siz
     return BP_OK;
 }
 
+// Whether a region query of level L over cells [lo, hi] takes each plane's rows as one run of
+// keys (grid_cross_pairs): when the boxes it would test beyond the region, the rest of each row,
+// are on average at most GRID_MERGE_SKIP a row (the level's boxes spread over its rows).
+#define GRID_MERGE_SKIP 8
+static bool grid_merge_rows(const grid_level *L, int d, const int64_t lo[3], const int64_t hi[3]) {
+    const int a0 = L->kax[0], a1 = L->kax[1], a2 = L->kax[2];
+    if (hi[a1] <= lo[a1]) return false;
+    const uint64_t cells = (uint64_t)L->g[a0], w = (uint64_t)(hi[a0] - lo[a0] + 1);
+    const uint64_t level_rows = (uint64_t)L->g[a1] * (d == 3 ? (uint64_t)L->g[a2] : 1u);
+    const uint64_t boxes = L->end - L->begin;
+    return w >= cells || (double)boxes * (double)(cells - w) <= (double)GRID_MERGE_SKIP * (double)level_rows * (double)cells;
+}
+
 // Cross-level pairs: each box of occupied level mo (boxes [p0, p1)) against the levels it
 // queries (grid_plan_cross), as a region query of its own box: each pair of boxes in two levels
 // is found from the one whose level queries the other's, once.
@@ -1159,22 +1172,29 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                 c += L->end - L->begin;
                 continue;
             }
+            // A plane's rows as one run of keys, from its first row's start to its last row's
+            // end, when the boxes that run passes over outside the region (the rest of each row)
+            // are few: a box far larger than the level's cells meets thousands of rows of a few
+            // boxes each, and a search per row cost more than testing those boxes (grid_merge_rows).
+            const uint64_t span = grid_merge_rows(L, d, lo, hi) ? (uint64_t)(hi[a1] - lo[a1] + 1) : 1;
+            const uint64_t runs = rows / span;
             // Rows in batches: first every row's start (independent loads of the index, then
             // prefetches of its first keys and boxes, all in flight at once), then the rows in
             // order, plane axis outer and row axis inner.
             int64_t y = lo[a1], z = lo[a2];
-            for (uint64_t r0 = 0; r0 < rows; r0 += GRID_ROW_BATCH) {
-                const uint64_t nr = rows - r0 < GRID_ROW_BATCH ? rows - r0 : GRID_ROW_BATCH;
+            for (uint64_t r0 = 0; r0 < runs; r0 += GRID_ROW_BATCH) {
+                const uint64_t nr = runs - r0 < GRID_ROW_BATCH ? runs - r0 : GRID_ROW_BATCH;
                 size_t start[GRID_ROW_BATCH];
                 uint32_t last[GRID_ROW_BATCH];
                 for (uint64_t r = 0; r < nr; ++r) {
-                    const uint32_t klo = (uint32_t)(L->base + (uint64_t)(z + 1) * L->kstride[2] +
-                                                    (uint64_t)(y + 1) * L->kstride[1] + (uint64_t)(lo[a0] + 1));
-                    last[r] = klo + (uint32_t)(hi[a0] - lo[a0]);
+                    const uint64_t plane = L->base + (uint64_t)(z + 1) * L->kstride[2] + (uint64_t)(lo[a0] + 1);
+                    const uint32_t klo = (uint32_t)(plane + (uint64_t)(y + 1) * L->kstride[1]);
+                    y += (int64_t)span;
+                    last[r] = (uint32_t)(plane + (uint64_t)y * L->kstride[1]) + (uint32_t)(hi[a0] - lo[a0]);
                     start[r] = grid_lower_bound(g, l, klo);
                     GRID_PREFETCH_READ(keys + start[r]);
                     GRID_PREFETCH_READ(bx + (size_t)(2 * d) * start[r]);
-                    if (++y > hi[a1]) {
+                    if (y > hi[a1]) {
                         y = lo[a1];
                         ++z;
                     }
