@@ -83,8 +83,6 @@
 // Boxes are read in last frame's sorted order, which is random in memory: prefetch this far
 // ahead so that many cache (and TLB) misses are in flight at once.
 #define GRID_PREFETCH 16
-// Under 1/this of the boxes above level 0: near-cubic boxes share levels (grid_key, G->square).
-#define GRID_FEW_LARGE_DIV 16
 // Debug drawing draws the whole level-0 lattice only up to this many cells (a demo-sized world).
 #define GRID_DRAW_CELLS 4096
 #if defined(__GNUC__)
@@ -124,7 +122,6 @@ static void grid_reset(bp_algorithm *m) {
     g->have_geom = false;
     g->table = false;
     g->crowded = false;
-    g->few_large = false;
     g->head_ok = false;  // wiped whole before its next use
     g->dirty = 0;
     memset(g->rows_ok, 0, sizeof g->rows_ok);
@@ -473,14 +470,14 @@ static inline uint32_t grid_key(const grid_geom *G, const int64_t c0[3], const i
         while ((c1[a] >> sh[a]) - (c0[a] >> sh[a]) > 1 && sh[a] + 1 < G->axis_levels[a]) ++sh[a];
         if (sh[a] > top) top = sh[a];
     }
-    // With few boxes above level 0 (G->square), a box about as large on every axis (its shifts
-    // within one of the largest) takes the largest on all of them: where cell boundaries fall
-    // would otherwise scatter similar boxes over up to 2^d tuples of a few boxes each, and every
-    // such level queries the others (`mixed` 3D 100,000: 700 large boxes in 30 levels -> 5). A
-    // box spans at most two cells of any coarser level too. With many (`sizes`), the finer
-    // tuples save more candidates than their queries cost. Long boxes keep their long cells.
+    // A box about as large on every axis (its shifts within one of the largest) takes the largest
+    // on all of them: where cell boundaries fall would otherwise scatter similar boxes over up to
+    // 2^d tuples of a few boxes each, and every such level queries the others (`mixed` 3D
+    // 100,000: 700 large boxes in 30 levels -> 5; sizes with a heavy tail, 3D: each box queried
+    // 30 levels). A box spans at most two cells of any coarser level too. Long boxes keep their
+    // long cells. This once held only with few boxes above level 0 (docs/grid.md).
     for (int a = 0; a < d; ++a) {
-        if (G->square && sh[a] + 1 >= top) sh[a] = top < G->axis_levels[a] ? top : G->axis_levels[a] - 1;
+        if (sh[a] + 1 >= top) sh[a] = top < G->axis_levels[a] ? top : G->axis_levels[a] - 1;
         l += sh[a] * G->level_mul[a];
     }
     const grid_level *L = &G->lv[l];
@@ -690,13 +687,26 @@ static void grid_region_near(const bp_grid *g, int l, const float *q, const int6
 // higher level queries): a few large boxes search the fine levels, but many small boxes ask a
 // coarse level rather than each large box walking the rows of a much finer one; a box long on
 // x asks the level of boxes long on y, through few rows.
+// Whether a region query of level L that covers w cells along its rows takes each plane's rows
+// as one run of keys: when the boxes the run passes over outside the region, the rest of each
+// row, are on average at most GRID_MERGE_SKIP a row (the level's boxes spread over its rows).
+#define GRID_MERGE_SKIP 8
+static bool grid_merge_width(const grid_level *L, int d, uint64_t w) {
+    const uint64_t cells = (uint64_t)L->g[L->kax[0]];
+    const uint64_t level_rows = (uint64_t)L->g[L->kax[1]] * (d == 3 ? (uint64_t)L->g[L->kax[2]] : 1u);
+    const uint64_t boxes = L->end - L->begin;
+    return w >= cells || (double)boxes * (double)(cells - w) <= (double)GRID_MERGE_SKIP * (double)level_rows * (double)cells;
+}
+
+// The runs of keys (rows, or planes where grid_merge_width) of a query of X's boxes in Y.
 static double grid_rows_in(const grid_geom *G, const grid_level *X, const grid_level *Y) {
-    double rows = 1.0;
-    for (int k = 1; k < G->dim; ++k) {
+    double cells[3] = {1.0, 1.0, 1.0};
+    for (int k = 0; k < G->dim; ++k) {
         const int a = Y->kax[k];
-        rows *= X->shift[a] > Y->shift[a] ? ldexp(1.0, X->shift[a] - Y->shift[a] + 1) + 1.0 : 3.0;
+        cells[k] = X->shift[a] > Y->shift[a] ? ldexp(1.0, X->shift[a] - Y->shift[a] + 1) + 1.0 : 3.0;
     }
-    return rows;
+    if (grid_merge_width(Y, G->dim, (uint64_t)cells[0])) cells[1] = 1.0;
+    return G->dim == 2 ? cells[1] : cells[1] * cells[2];
 }
 
 static void grid_plan_cross(bp_grid *g) {
@@ -1109,16 +1119,10 @@ static bp_status grid_level_pairs3_reach(const bp_grid *g, int l, size_t p0, siz
 }
 
 // Whether a region query of level L over cells [lo, hi] takes each plane's rows as one run of
-// keys (grid_cross_pairs): when the boxes it would test beyond the region, the rest of each row,
-// are on average at most GRID_MERGE_SKIP a row (the level's boxes spread over its rows).
-#define GRID_MERGE_SKIP 8
+// keys (grid_cross_pairs).
 static bool grid_merge_rows(const grid_level *L, int d, const int64_t lo[3], const int64_t hi[3]) {
-    const int a0 = L->kax[0], a1 = L->kax[1], a2 = L->kax[2];
-    if (hi[a1] <= lo[a1]) return false;
-    const uint64_t cells = (uint64_t)L->g[a0], w = (uint64_t)(hi[a0] - lo[a0] + 1);
-    const uint64_t level_rows = (uint64_t)L->g[a1] * (d == 3 ? (uint64_t)L->g[a2] : 1u);
-    const uint64_t boxes = L->end - L->begin;
-    return w >= cells || (double)boxes * (double)(cells - w) <= (double)GRID_MERGE_SKIP * (double)level_rows * (double)cells;
+    const int a1 = L->kax[1];
+    return hi[a1] > lo[a1] && grid_merge_width(L, d, (uint64_t)(hi[L->kax[0]] - lo[L->kax[0]] + 1));
 }
 
 // Cross-level pairs: each box of occupied level mo (boxes [p0, p1)) against the levels it
@@ -1519,8 +1523,6 @@ static bp_status grid_find_pairs_run(bp_algorithm *m, const bp_frame *f, bp_sink
     memset(g->cells_ok, 0, sizeof g->cells_ok);
     memset(g->ext_ok, 0, sizeof g->ext_ok);
     const bool same_grid = grid_choose(g, f);
-    // From last frame's levels: the keys of one frame all follow the same rule.
-    g->geom.square = g->few_large;
     bool done;
     bp_status st = bp_grid_table_find(g, f, sink, checks, &done);
     if (st != BP_OK || done) return st;
@@ -1590,7 +1592,6 @@ static bp_status grid_find_pairs_run(bp_algorithm *m, const bp_frame *f, bp_sink
             g->occupied[g->occupied_count++] = l;
         }
     }
-    g->few_large = (n - (G->lv[0].end - G->lv[0].begin)) * GRID_FEW_LARGE_DIV < n;
     grid_plan_cross(g);
     if (coarse > 0) {
         st = grid_build_rows(g, n);

@@ -49,7 +49,6 @@ typedef struct grid_geom {
     int64_t g0[3];        // level-0 cells per axis
     double wlo[3], whi[3];  // the window the cells cover
     bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
-    bool square;          // boxes about as large on every axis take one shift on all (grid_key)
     bool small;           // crowded cells of boxes mostly far smaller than them (grid_ideal)
     int levels;
     int axis_levels[3];   // shifts per axis: 0 .. axis_levels[a] - 1 (1 past the dimension)
@@ -97,7 +96,6 @@ typedef struct bp_grid {
     int targets[GRID_PLAN_MAX * GRID_PLAN_MAX / 2];
     double lookups[GRID_PLAN_MAX];  // row lookups expected into each occupied level (the plan's)
     uint64_t resorts;     // frames that needed a full radix sort
-    bool few_large;       // last frame had under 1/GRID_FEW_LARGE_DIV of its boxes above level 0
     // For AUTO (bp_grid_was_too_coarse): how much coarser the geometry's cells are than wanted
     // (the largest ratio over the axes), whether the sample says they are crowded, and whether
     // the last call tested GRID_COARSE_CHECKS candidates a box or more.
