@@ -98,7 +98,7 @@ bp_lib_test(api.method_list test_api method_list ${BP_TEST_METHOD_CSV})
 # The persistent world (issue #13), against the brute-force model world in test_world.c.
 foreach(bp_d 2 3)
   foreach(bp_mode auto incremental rebuild)
-    foreach(bp_c random frames nomem near lag)
+    foreach(bp_c random frames nomem near lag same_box)
       bp_lib_test(world.${bp_c}.${bp_d}d.${bp_mode} test_world ${bp_c} ${bp_d} ${bp_mode})
     endforeach()
   endforeach()

@@ -659,6 +659,61 @@ static void case_static_scene(int argc, char **argv) {
     free(ids);
 }
 
+// Moves to the box a proxy already has change nothing: after a batch moving every proxy to its
+// own box (zero written as -0.0 where the box has one), the update looks at no proxy, rebuilds
+// nothing (but in REBUILD mode) and reports no event. In one batch, a proxy moved away and back
+// ends where it started (looked at: it changed in between), and one moved to its own box and then
+// away ends away.
+static void case_same_box(int argc, char **argv) {
+    const int dim = arg_dim(argc, argv);
+    const bp_world_mode mode = arg_mode(argc, argv);
+    rig g;
+    rig_init(&g, dim, mode, 0.0f, 77);
+    g.size_class = 1;
+    g.world = 30.0;
+    rig_add_batch(&g, 3000, NULL);
+    rig_update(&g);
+    const size_t w = (size_t)(2 * dim);
+    bp_proxy_id *ids = bpt_xrealloc(NULL, (g.m.n + 4) * sizeof *ids);
+    float *boxes = bpt_xrealloc(NULL, (g.m.n + 4) * w * sizeof(float));
+    size_t n = 0;
+    for (size_t k = 0; k < g.m.n; ++k) {
+        if (!g.m.p[k].alive) continue;
+        ids[n] = g.m.p[k].id;
+        for (size_t a = 0; a < w; ++a) boxes[n * w + a] = g.m.p[k].box[a] == 0.0f ? -0.0f : g.m.p[k].box[a];
+        ++n;
+    }
+    CHECK(n > 100);
+    CHECK_OK(dim == 2 ? bp_world_move_batch2(g.w, ids, bpt_as2(boxes), n) : bp_world_move_batch3(g.w, ids, bpt_as3(boxes), n));
+    rig_update(&g);
+    bp_world_stats st;
+    CHECK_OK(bp_world_get_stats(g.w, &st));
+    // (REBUILD rebuilds at every update, whatever moved.)
+    CHECK_MSG(mode == BP_WORLD_MODE_REBUILD || (st.changed == 0 && !st.rebuilt),
+              "moves to the same boxes: %zu proxies looked at, rebuilt %d", st.changed, (int)st.rebuilt);
+    CHECK(st.begins == 0 && st.ends == 0 && st.pairs > 0);
+    // Away and back; own box then away.
+    mproxy *p = &g.m.p[0], *q = &g.m.p[1];
+    CHECK(p->alive && q->alive);
+    float x[6], y[6];
+    moved_box(&g, p->box, x);
+    moved_box(&g, q->box, y);
+    const bp_proxy_id bid[4] = {p->id, p->id, q->id, q->id};
+    memcpy(boxes, x, w * sizeof(float));
+    memcpy(boxes + w, p->box, w * sizeof(float));
+    memcpy(boxes + 2 * w, q->box, w * sizeof(float));
+    memcpy(boxes + 3 * w, y, w * sizeof(float));
+    CHECK_OK(dim == 2 ? bp_world_move_batch2(g.w, bid, bpt_as2(boxes), 4) : bp_world_move_batch3(g.w, bid, bpt_as3(boxes), 4));
+    memcpy(q->box, y, w * sizeof(float));
+    rig_update(&g);  // the pairs and events against the model's
+    CHECK_OK(bp_world_get_stats(g.w, &st));
+    CHECK_MSG(mode == BP_WORLD_MODE_REBUILD || st.changed == 2, "%zu proxies looked at", st.changed);
+    rig_validate(&g);
+    free(ids);
+    free(boxes);
+    rig_free(&g);
+}
+
 // Moves one model proxy (and the world's) to `b`.
 static void rig_move(rig *g, mproxy *p, const float *b) {
     CHECK_OK(g->dim == 2 ? bp_world_move2(g->w, p->id, bpt_as2(b)) : bp_world_move3(g->w, p->id, bpt_as3(b)));
@@ -1251,7 +1306,7 @@ static const bpt_case cases[] = {
     {"random", case_random}, {"frames", case_frames}, {"static", case_static_scene}, {"errors", case_errors},
     {"ids", case_ids},       {"order", case_order},   {"nomem", case_nomem},           {"warm", case_warm},
     {"huge", case_huge},     {"large", case_large},   {"near", case_near},
-    {"lag", case_lag},
+    {"lag", case_lag},       {"same_box", case_same_box},
 };
 
 BPT_MAIN(cases)
