@@ -679,14 +679,6 @@ static void grid_region_near(const bp_grid *g, int l, const float *q, const int6
     }
 }
 
-// Which of two occupied levels queries the other for their cross pairs. The candidates are
-// about the same either way; the row lookups are not: a box of level X spans about
-// 2^(shift_X - shift_Y + 1) + 1 cells of level Y on an axis where X's cells are larger, 3 where
-// they are not, and it looks up one row per cell on Y's row and plane axes (grid_key_axes). So
-// X queries Y when its boxes times their rows in Y are fewer than the other way round (ties: the
-// higher level queries): a few large boxes search the fine levels, but many small boxes ask a
-// coarse level rather than each large box walking the rows of a much finer one; a box long on
-// x asks the level of boxes long on y, through few rows.
 // Whether a region query of level L that covers w cells along its rows takes each plane's rows
 // as one run of keys: when the boxes the run passes over outside the region, the rest of each
 // row, are on average at most GRID_MERGE_SKIP a row (the level's boxes spread over its rows).
@@ -698,7 +690,15 @@ static bool grid_merge_width(const grid_level *L, int d, uint64_t w) {
     return w >= cells || (double)boxes * (double)(cells - w) <= (double)GRID_MERGE_SKIP * (double)level_rows * (double)cells;
 }
 
-// The runs of keys (rows, or planes where grid_merge_width) of a query of X's boxes in Y.
+// Which of two occupied levels queries the other for their cross pairs. The candidates are
+// about the same either way; the row lookups are not: a box of level X spans about
+// 2^(shift_X - shift_Y + 1) + 1 cells of level Y on an axis where X's cells are larger, 3 where
+// they are not, and it looks up one row per cell on Y's row and plane axes (grid_key_axes), or
+// one run of keys per plane where the rows merge (grid_merge_width): grid_rows_in. So X queries
+// Y when its boxes times their runs in Y are fewer than the other way round (ties: the higher
+// level queries): a few large boxes search the fine levels, but many small boxes ask a coarse
+// level rather than each large box walking the rows of a much finer one; a box long on x asks
+// the level of boxes long on y, through few rows.
 static double grid_rows_in(const grid_geom *G, const grid_level *X, const grid_level *Y) {
     double cells[3] = {1.0, 1.0, 1.0};
     for (int k = 0; k < G->dim; ++k) {
