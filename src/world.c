@@ -557,7 +557,7 @@ static inline bool world_box_same(const float *o, const float *b, int dim) {
 
 // A move to the box a proxy already has is no change: not recorded, not counted towards a
 // rebuild (an engine that moves every body each frame, resting ones included, pays for the
-// ones that moved; a grid of resting boxes, 100,000 in 2D: 6.8 -> ~1 ms a frame).
+// ones that moved; a grid of 100,000 resting boxes in 2D: 6.8 -> 0.37 ms a frame).
 static bp_status world_move(bp_world *w, int dim, const bp_proxy_id *ids, const float *boxes, size_t n) {
     if (!w) return BP_ERR_NULL;
     w->bad_index = SIZE_MAX;
