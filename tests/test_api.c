@@ -240,8 +240,8 @@ static void case_def(int argc, char **argv) {
 // (2D) or 2,048 (3D) spread over two axes or more (or alike on every axis, however large the
 // boxes: SIZES), in 3D from 1,000 once a call found 2 pairs a box or more (DENSE: the first
 // frame, after a sparse case, still sweep), sort-and-sweep for boxes along a line or below the
-// grid's size, and for boxes
-// of several sizes (MIXED: 1% of them 25x larger) below 4,096 (2D) or 8,192 (3D), in 2D and 3D;
+// grid's size, and for boxes of several sizes (MIXED: 1% of them 25x larger) below 4,096 (2D)
+// or 8,192 (3D), in 2D and 3D;
 // and it does not flip between frames on the same scene. When the grid is not
 // built, sweep instead. Sweep too for two dense clusters 10^6 apart (the grid's cells would be
 // far coarser than its boxes want there, and crowded), but the grid for boxes spread thinly over
