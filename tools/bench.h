@@ -70,6 +70,7 @@ typedef struct bm_result {
     bm_outcome outcome;
     double mean_ms, median_ms, max_ms;
     double estimate_s;  // skipped: the estimated seconds per frame
+    double need_gb;     // skipped for memory (world rows: bm_world_too_big): the estimated gigabytes
     uint64_t pairs, checks;
     // A peer whose exact pairs (world scenes: pairs, begins and ends) differed from ours: the
     // first such frame and its counts.
