@@ -386,7 +386,7 @@ typedef struct bm_sink {
 
 // Whether world row k would need more than half the machine's memory for the pairs the rows
 // before it found at this N (skipped then, with the estimate in res[k]).
-static bool bm_world_too_big(size_t k, const bm_result *res) {
+static bool bm_world_too_big(size_t k, bm_result *res) {
     uint64_t pairs = 0;
     for (size_t j = 0; j < k; ++j)
         if (res[j].outcome == BM_RAN && res[j].pairs > pairs) pairs = res[j].pairs;
@@ -394,7 +394,7 @@ static bool bm_world_too_big(size_t k, const bm_result *res) {
     if (pages <= 0 || page <= 0) return false;
     const double need = (double)pairs * BM_WORLD_BYTES_PER_PAIR;
     if (need <= 0.5 * (double)pages * (double)page) return false;
-    bm_result *r = (bm_result *)&res[k];
+    bm_result *r = &res[k];
     memset(r, 0, sizeof *r);
     r->outcome = BM_SKIPPED;
     r->need_gb = need * 1e-9;
