@@ -4,6 +4,7 @@
 #define BP_GRID_H
 
 #include <math.h>
+#include <stdatomic.h>
 
 #include "method.h"
 
@@ -50,6 +51,7 @@ typedef struct grid_geom {
     double wlo[3], whi[3];  // the window the cells cover
     bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
     bool small;           // crowded cells of boxes mostly far smaller than them (grid_ideal)
+    bool crowded;         // cells of GRID_DENSE_CELL_BOXES boxes or more on average (grid_ideal)
     int levels;
     int axis_levels[3];   // shifts per axis: 0 .. axis_levels[a] - 1 (1 past the dimension)
     int level_mul[3];     // level index = sum of shift[a] * level_mul[a] (x slowest)
@@ -96,6 +98,14 @@ typedef struct bp_grid {
     int targets[GRID_PLAN_MAX * GRID_PLAN_MAX / 2];
     double lookups[GRID_PLAN_MAX];  // row lookups expected into each occupied level (the plan's)
     uint64_t resorts;     // frames that needed a full radix sort
+    // Crowded 3D frames (geom.crowded): each cell's boxes sorted by their min on the level's key
+    // axis kax[0], so that a run along a row of the level is sorted by it too and stops at the
+    // first box that starts past the probe (xsorted; grid_sort_cells); and, for the AVX-512
+    // kernel, the boxes again as six arrays of soa_stride floats (min x, y, z, -max x, y, z:
+    // soa_ok), which it compares 16 lanes at a time without shuffles.
+    bool xsorted, soa_ok;
+    float *soa;
+    size_t soa_cap, soa_stride;
     // For AUTO (bp_grid_was_too_coarse): how much coarser the geometry's cells are than wanted
     // (the largest ratio over the axes), whether the sample says they are crowded, and whether
     // the last call tested GRID_COARSE_CHECKS candidates a box or more.
@@ -253,17 +263,38 @@ static inline int grid_hit3(const grid_probe *p, const float *b) {
 }
 #endif
 
+// Where a run over sorted cells stops (bp_grid.xsorted): its boxes are sorted by their min on
+// axis ax, so once one starts past the probe's max `at` on it, none after overlaps. No stop: ax
+// 0 and at +infinity, which every (finite) min passes.
+typedef struct grid_stop {
+    int ax;
+    float at;
+} grid_stop;
+
+// For stored probe a in dimension d: a stop on axis `stop` (-1: none).
+static inline grid_stop grid_stop_make(const float *a, int d, int stop) {
+    const grid_stop s = {stop >= 0 ? stop : 0, stop >= 0 ? -a[d + stop] : INFINITY};
+    return s;
+}
+
+// Whether stored box b starts at or before the stop.
+static inline bool grid_stop_in(const grid_stop *s, const float *b) { return b[s->ax] <= s->at; }
+
 // One row of a region query, box by box: stored probe pr (box id) against the sorted boxes from j
-// while keys <= khi, each candidate written and only the hits kept, without a branch on the hit
-// (long boxes meet many: `sticks` has two pairs in five candidates, too many to predict). A row
-// counts its candidates as checks, an empty one 1: the row's lookup costs as much.
-static inline bp_status grid_row_boxes(const bp_grid *g, const grid_probe *pr, uint32_t id, size_t j, uint32_t khi,
-                                       bp_sink *sink, uint64_t *checks) {
+// while keys <= khi (and the stop lets them in), each candidate written and only the hits kept,
+// without a branch on the hit (long boxes meet many: `sticks` has two pairs in five candidates,
+// too many to predict). A row counts its candidates as checks, an empty one 1: the row's lookup
+// costs as much.
+// `stops` is a constant at each call (a copy of the loop with and one without the test).
+__attribute__((always_inline)) static inline bp_status grid_row_boxes(const bp_grid *g, const grid_probe *pr,
+                                                                      const grid_stop *sp, uint32_t id, size_t j,
+                                                                      uint32_t khi, bp_sink *sink, uint64_t *checks,
+                                                                      const bool stops) {
     const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT ids = g->perm;
     const float *BP_RESTRICT bx = g->boxes;
     const int d = g->geom.dim;
     const size_t j0 = j;
-    for (; keys[j] <= khi; ++j) {
+    for (; keys[j] <= khi && (!stops || grid_stop_in(sp, bx + (size_t)(2 * d) * j)); ++j) {
         const float *b = bx + (size_t)(2 * d) * j;
         const unsigned hit = (unsigned)(d == 2 ? grid_hit2(pr, b) : grid_hit3(pr, b));
         const bp_status st = bp_sink_room(sink, 1);
@@ -296,14 +327,26 @@ bool bp_grid_dense_available(void);
 // with every row in steps, `sizes` 3D from 289 to 126).
 #define GRID_DENSE_ROW_MIN 8
 // Stored box a (id) against the sorted boxes j, j+1, ... while keys[j] <= lim and j < end (a row
-// of a region query; end SIZE_MAX: keys alone bound it): pairs in order, the run's length added
-// to *checks.
-bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim,
+// of a region query; end SIZE_MAX: keys alone bound it) and, with a stop axis (3D, xsorted, a
+// run within one row of a level), while they start at or before a's max on it (grid_stop):
+// pairs in order, the boxes tested added to *checks.
+bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim, int stop,
                             bp_sink *sink, uint64_t *checks);
 // The rows of a region query of stored box a (id): row r the sorted boxes from start[r] while
-// keys <= last[r]; long rows (GRID_DENSE_ROW_MIN boxes or more) in steps, short ones box by box.
+// keys <= last[r] (and the stop, as above); long rows (GRID_DENSE_ROW_MIN boxes or more) in
+// steps, short ones box by box.
 bp_status bp_grid_dense_rows(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *last,
-                             size_t nr, bp_sink *sink, uint64_t *checks);
+                             size_t nr, int stop, bp_sink *sink, uint64_t *checks);
+// Stored box a (id) against several runs (run r: from start[r] while keys <= lim[r], and the
+// stop), each as bp_grid_dense_run tests it, with the probe built once.
+bp_status bp_grid_dense_runs(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *lim,
+                             size_t nr, int stop, bp_sink *sink, uint64_t *checks);
+// Whether this build and CPU have the kernel that reads the six arrays of bp_grid.soa (AVX-512),
+// whatever bp_grid_dense_mode: the frames that sort their cells for it (grid_sort_cells) do so
+// in every mode, so that the modes give the same pairs in the same order.
+bool bp_grid_dense_soa_possible(void);
+// Frames that sorted their cells, over all contexts (for tests: a test input reaches the path).
+extern _Atomic unsigned long long bp_grid_sorted_frames;
 bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
                                bp_sink *sink, uint64_t *checks);
 bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],

@@ -166,6 +166,9 @@ static void make_inputs(inputs *s, int dim, bool brute) {
         add_scene(s, "clustered", dim, Q(3000, 1200));
         add_scene(s, "mixed", dim, Q(4000, 1500));
         if (dim == 2) add_scene(s, "line", dim, Q(1500, 800));
+        // 3D crowds of small boxes among large ones: the grid sorts each cell (in tasks cut
+        // at cell boundaries) and its runs stop early.
+        if (dim == 3) add_scene(s, "sizes", dim, Q(2500, 1000));
     }
     if (dim == 2) add_scene(s, "seed", dim, 500);
 #endif
