@@ -1146,8 +1146,8 @@ GRID_SPECIALISED bp_status grid_level_pairs3_reach_as(const bp_grid *g, int l, s
             start[nr] = q;
             lim[nr++] = K + off[r] + hi0;
         }
-        // The box's runs in one call, its probe built once (a call per run: `sizes` 3D's level 0,
-        // 3 runs a box, ...).
+        // The box's runs in one call, its probe built once (with a call and a probe per run,
+        // level 0 of `sizes` 3D 100,000 took 16.3M cycles in this pass, 14.0M so).
         if (dense) {
             bp_status st = bp_grid_dense_runs(g, a, ids[p], start, lim, nr, stop, sink, &c);
             if (st != BP_OK) return st;
