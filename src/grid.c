@@ -162,7 +162,7 @@ static double grid_occupied(const double *cen, size_t s) {
 }
 
 static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], double qlo[3], double qhi[3],
-                       double occ[3], bool *small_out, bool *crowded_out) {
+                       double occ[3], bool *small_out) {
     const int d = f->dim;
     const size_t n = f->n;
     const size_t s = bp_sample_size(f);
@@ -203,7 +203,6 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     for (int a = 0; a < d; ++a)
         if (bulk[a] > factor * typical[a]) per_cell *= factor * typical[a] / bulk[a];
     const bool crowded = per_cell >= GRID_DENSE_CELL_BOXES;
-    *crowded_out = crowded;
     *small_out = true;
     for (int a = 0; a < d; ++a) {
         // Points (zero extent) still want a few boxes per cell: the spacing of the bulk where
@@ -391,8 +390,8 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     const int d = f->dim;
     const float user = bp_context_def_of(g->base.ctx)->grid.cell_size;
     double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0}, occ[3];
-    bool small = false, crowded = false;
-    grid_ideal(f, user, cell, qlo, qhi, occ, &small, &crowded);
+    bool small = false;
+    grid_ideal(f, user, cell, qlo, qhi, occ, &small);
     grid_geom *G = &g->geom;
     if (g->have_geom && G->dim == d) {
         bool keep = true;
@@ -414,7 +413,6 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     grid_fit(G, d, lo, hi, cell);
     G->robust = robust;
     G->small = small;
-    G->crowded = crowded;
     g->have_geom = true;
     g->coarse = grid_coarseness(d, cell, G->cell);
     g->crowd_sample = grid_crowded_by_sample(d, f->n, G->cell, occ);
@@ -444,8 +442,8 @@ static bool grid_crowded_by_sample(int d, size_t n, const double got[3], const d
 bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
     const int d = f->dim;
     double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0}, occ[3], lo[3], hi[3], got[3];
-    bool small, crowded, robust;
-    grid_ideal(f, user_cell, cell, qlo, qhi, occ, &small, &crowded);
+    bool small, robust;
+    grid_ideal(f, user_cell, cell, qlo, qhi, occ, &small);
     grid_window(f, cell, qlo, qhi, lo, hi, &robust);
     // The cells grid_fit would take, from the cell count alone (the levels' keys may need a
     // little more).

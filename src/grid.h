@@ -51,7 +51,6 @@ typedef struct grid_geom {
     double wlo[3], whi[3];  // the window the cells cover
     bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
     bool small;           // crowded cells of boxes mostly far smaller than them (grid_ideal)
-    bool crowded;         // cells of GRID_DENSE_CELL_BOXES boxes or more on average (grid_ideal)
     int levels;
     int axis_levels[3];   // shifts per axis: 0 .. axis_levels[a] - 1 (1 past the dimension)
     int level_mul[3];     // level index = sum of shift[a] * level_mul[a] (x slowest)
@@ -98,11 +97,12 @@ typedef struct bp_grid {
     int targets[GRID_PLAN_MAX * GRID_PLAN_MAX / 2];
     double lookups[GRID_PLAN_MAX];  // row lookups expected into each occupied level (the plan's)
     uint64_t resorts;     // frames that needed a full radix sort
-    // Crowded 3D frames (geom.crowded): each cell's boxes sorted by their min on the level's key
-    // axis kax[0], so that a run along a row of the level is sorted by it too and stops at the
-    // first box that starts past the probe (xsorted; grid_sort_cells); and, for the AVX-512
-    // kernel, the boxes again as six arrays of soa_stride floats (min x, y, z, -max x, y, z:
-    // soa_ok), which it compares 16 lanes at a time without shuffles.
+    // 3D frames of crowded cells of boxes mostly far smaller than them (geom.small), with
+    // AVX-512: each cell's boxes sorted by their min on the level's key axis kax[0], so that a
+    // run along a row of the level is sorted by it too and stops at the first box that starts
+    // past the probe (xsorted; grid_sort_cells); and, for the AVX-512 kernel, the boxes again as
+    // six arrays of soa_stride floats (min x, y, z, -max x, y, z: soa_ok), which it compares 16
+    // lanes at a time without shuffles.
     bool xsorted, soa_ok;
     float *soa;
     size_t soa_cap, soa_stride;
