@@ -103,6 +103,13 @@ static inline grid_dense_src grid_dense_src_of(const bp_grid *g, int stop) {
 // 100,000 6.6 -> 8.4 ms, `sticks` 3D 20.4 -> 24.3).
 enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2 };
 #define GRID_DENSE_INLINE __attribute__((always_inline)) inline
+// Returns F(args..., v) for the variant VARIANT(srcp) gives, v a constant in each call.
+#define GRID_DENSE_BY_VARIANT(VARIANT, srcp, F, ...)                                                          \
+    switch (VARIANT(srcp)) {                                                                                   \
+    case GRID_V_SOA: return F(__VA_ARGS__, GRID_V_SOA);                                                        \
+    case GRID_V_STOP: return F(__VA_ARGS__, GRID_V_STOP);                                                      \
+    default: return F(__VA_ARGS__, GRID_V_PLAIN);                                                             \
+    }
 
 // The same-level loops of src/grid.c over a crowded block, for one instruction set: RUN2/RUN3
 // test a run (stored box a, id, from j while keys <= lim and j < end) in variant v, ADV moves a
@@ -154,11 +161,7 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2 };
     TARGET static bp_status grid_dense_pairs3_##SUF(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, \
                                                     size_t cursor[4], bp_sink *sink, uint64_t *checks) {       \
         const grid_dense_src src = grid_dense_src_of(g, g->xsorted ? L->kax[0] : -1);                          \
-        switch (VARIANT(&src)) {                                                                               \
-        case GRID_V_SOA: return grid_dense_pairs3_as_##SUF(&src, L, p0, p1, cursor, sink, checks, GRID_V_SOA);  \
-        case GRID_V_STOP: return grid_dense_pairs3_as_##SUF(&src, L, p0, p1, cursor, sink, checks, GRID_V_STOP); \
-        default: return grid_dense_pairs3_as_##SUF(&src, L, p0, p1, cursor, sink, checks, GRID_V_PLAIN);       \
-        }                                                                                                      \
+        GRID_DENSE_BY_VARIANT(VARIANT, &src, grid_dense_pairs3_as_##SUF, &src, L, p0, p1, cursor, sink, checks) \
     }
 
 // The rows of a region query of stored box a (id): row r is the sorted boxes from start[r] while
@@ -198,11 +201,7 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2 };
                                                   const size_t *start, const uint32_t *last, size_t nr,      \
                                                   int stop, bp_sink *sink, uint64_t *checks) {               \
         const grid_dense_src src = grid_dense_src_of(g, stop);                                                 \
-        switch (VARIANT(&src)) {                                                                               \
-        case GRID_V_SOA: return grid_dense_rows_as_##SUF(g, &src, a, id, start, last, nr, sink, checks, GRID_V_SOA); \
-        case GRID_V_STOP: return grid_dense_rows_as_##SUF(g, &src, a, id, start, last, nr, sink, checks, GRID_V_STOP); \
-        default: return grid_dense_rows_as_##SUF(g, &src, a, id, start, last, nr, sink, checks, GRID_V_PLAIN); \
-        }                                                                                                      \
+        GRID_DENSE_BY_VARIANT(VARIANT, &src, grid_dense_rows_as_##SUF, g, &src, a, id, start, last, nr, sink, checks) \
     }                                                                                                          \
     TARGET static GRID_DENSE_INLINE bp_status grid_dense_runs_as_##SUF(                                        \
         const bp_grid *g, const grid_dense_src *src, const float *a, uint32_t id, const size_t *start,        \
@@ -221,11 +220,7 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2 };
                                                   const size_t *start, const uint32_t *lim, size_t nr,       \
                                                   int stop, bp_sink *sink, uint64_t *checks) {               \
         const grid_dense_src src = grid_dense_src_of(g, stop);                                                 \
-        switch (VARIANT(&src)) {                                                                               \
-        case GRID_V_SOA: return grid_dense_runs_as_##SUF(g, &src, a, id, start, lim, nr, sink, checks, GRID_V_SOA); \
-        case GRID_V_STOP: return grid_dense_runs_as_##SUF(g, &src, a, id, start, lim, nr, sink, checks, GRID_V_STOP); \
-        default: return grid_dense_runs_as_##SUF(g, &src, a, id, start, lim, nr, sink, checks, GRID_V_PLAIN);  \
-        }                                                                                                      \
+        GRID_DENSE_BY_VARIANT(VARIANT, &src, grid_dense_runs_as_##SUF, g, &src, a, id, start, lim, nr, sink, checks) \
     }
 #endif
 
@@ -437,11 +432,7 @@ static inline int grid_dense_variant_512(const grid_dense_src *s) {
 GRID_DENSE_T512 static bp_status grid_dense_run_512(const grid_dense_src *s, int d, size_t j, size_t end, uint32_t lim,
                                                    const float *a, uint32_t id, bp_sink *sink, uint64_t *c) {
     if (d == 2) return grid_dense_run2_512(s, j, end, lim, a, id, sink, c);
-    switch (grid_dense_variant_512(s)) {
-    case GRID_V_SOA: return grid_dense_run3_512(s, j, end, lim, a, id, sink, c, GRID_V_SOA);
-    case GRID_V_STOP: return grid_dense_run3_512(s, j, end, lim, a, id, sink, c, GRID_V_STOP);
-    default: return grid_dense_run3_512(s, j, end, lim, a, id, sink, c, GRID_V_PLAIN);
-    }
+    GRID_DENSE_BY_VARIANT(grid_dense_variant_512, s, grid_dense_run3_512, s, j, end, lim, a, id, sink, c)
 }
 
 // Moves cursor q to the first key >= lo (keys sorted; q never moves back): 16 keys a compare.
@@ -611,8 +602,7 @@ static inline int grid_dense_variant_256(const grid_dense_src *s) { return s->st
 GRID_DENSE_T256 static bp_status grid_dense_run_256(const grid_dense_src *s, int d, size_t j, size_t end, uint32_t lim,
                                                    const float *a, uint32_t id, bp_sink *sink, uint64_t *c) {
     if (d == 2) return grid_dense_run2_256(s, j, end, lim, a, id, sink, c);
-    if (grid_dense_variant_256(s) == GRID_V_STOP) return grid_dense_run3_256(s, j, end, lim, a, id, sink, c, GRID_V_STOP);
-    return grid_dense_run3_256(s, j, end, lim, a, id, sink, c, GRID_V_PLAIN);
+    GRID_DENSE_BY_VARIANT(grid_dense_variant_256, s, grid_dense_run3_256, s, j, end, lim, a, id, sink, c)
 }
 
 GRID_DENSE_T256 static inline size_t grid_dense_advance_256(const uint32_t *keys, size_t q, uint32_t lo) {
