@@ -18,7 +18,6 @@
 // That is the sorted layout. Small 2D worlds use the table layout of src/grid_table.c instead
 // (same cells and keys, no sort); this file chooses the geometry for both and runs the method.
 #include <math.h>
-#include <stdlib.h>
 
 #include "grid.h"
 #include "par.h"
@@ -130,7 +129,7 @@ static void grid_reset(bp_algorithm *m) {
     memset(g->cells_ok, 0, sizeof g->cells_ok);
     memset(g->ext_ok, 0, sizeof g->ext_ok);
     g->n = 0;
-    g->xsorted = g->soa_ok = false;
+    g->xsorted = false;
     for (int l = 0; l < GRID_MAX_LEVELS; ++l) g->geom.lv[l].begin = g->geom.lv[l].end = 0;
     g->geom.levels = 0;
     g->occupied_count = 0;
@@ -721,6 +720,10 @@ static double grid_rows_in(const grid_geom *G, const grid_level *X, const grid_l
     return G->dim == 2 ? cells[1] : cells[1] * cells[2];
 }
 
+// The row lookups nx boxes make querying a level of ny boxes through rxy rows each: a query
+// with rows about as many as the level's boxes scans the level instead.
+static double grid_plan_lookups(double nx, double ny, double rxy) { return nx * (2.0 * rxy >= ny ? ny : rxy); }
+
 // Frames whose cells are sorted (grid_sort_cells) take the coarser of two levels to query the
 // finer, whatever the rows: in cells that crowded the candidates outweigh the rows, and the
 // candidates of a query carry the margins of the level it searches (its cells, its largest
@@ -741,10 +744,9 @@ static void grid_plan_cross(bp_grid *g, bool sorted) {
         if (sorted) {
             // Every finer level (the plan of the unplanned case, with its lookups).
             for (int y = 0; y < x; ++y) {
-                const double ny = (double)(G->lv[g->occupied[y]].end - G->lv[g->occupied[y]].begin);
-                const double rxy = grid_rows_in(G, X, &G->lv[g->occupied[y]]);
+                const grid_level *Y = &G->lv[g->occupied[y]];
                 g->targets[t++] = g->occupied[y];
-                g->lookups[y] += nx * (2.0 * rxy >= ny ? ny : rxy);
+                g->lookups[y] += grid_plan_lookups(nx, (double)(Y->end - Y->begin), grid_rows_in(G, X, Y));
             }
             continue;
         }
@@ -752,9 +754,8 @@ static void grid_plan_cross(bp_grid *g, bool sorted) {
             if (y == x) continue;
             const grid_level *Y = &G->lv[g->occupied[y]];
             const double ny = (double)(Y->end - Y->begin);
-            // A query with rows about as many as the level's boxes scans the level instead.
-            const double rxy = grid_rows_in(G, X, Y), ryx = grid_rows_in(G, Y, X);
-            const double xy = nx * (2.0 * rxy >= ny ? ny : rxy), yx = ny * (2.0 * ryx >= nx ? nx : ryx);
+            const double xy = grid_plan_lookups(nx, ny, grid_rows_in(G, X, Y));
+            const double yx = grid_plan_lookups(ny, nx, grid_rows_in(G, Y, X));
             if (xy < yx || (xy == yx && x > y)) {
                 g->targets[t++] = g->occupied[y];
                 g->lookups[y] += xy;
@@ -1572,15 +1573,15 @@ static bp_status grid_pairs_part(void *user, size_t v0, size_t v1, uint32_t work
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sorted cells (crowded 3D frames: bp_grid.xsorted, soa_ok)
+// Sorted cells (crowded 3D frames: bp_grid.xsorted)
 
 _Atomic unsigned long long bp_grid_sorted_frames;
 
 // Sorts the cells among sorted positions [b, e) (whole cells) by their boxes' min on the level's
 // key axis kax[0], boxes and ids together: an insertion sort, as the order is last frame's and
 // the boxes moved little. Ties keep their order, so the result is the same whatever the tasks.
-// Then, with soa, the six arrays of those positions.
-static void grid_sort_cells_range(bp_grid *g, size_t b, size_t e, bool soa) {
+// Then the six arrays of those positions.
+static void grid_sort_cells_range(bp_grid *g, size_t b, size_t e) {
     const grid_geom *G = &g->geom;
     const uint32_t *BP_RESTRICT keys = g->keys;
     float *BP_RESTRICT bx = g->boxes;
@@ -1602,7 +1603,6 @@ static void grid_sort_cells_range(bp_grid *g, size_t b, size_t e, bool soa) {
         memcpy(bx + 6 * j, t, sizeof t);
         ids[j] = id;
     }
-    if (!soa) return;
     float *BP_RESTRICT out = g->soa;
     const size_t w = g->soa_stride;
     for (int a = 0; a < 6; ++a)
@@ -1619,7 +1619,6 @@ typedef struct grid_cells_job {
     bp_grid *g;
     size_t n;
     uint32_t tasks;
-    bool soa;
 } grid_cells_job;
 
 static void grid_sort_cells_task(void *user, uint32_t t, uint32_t worker) {
@@ -1629,37 +1628,34 @@ static void grid_sort_cells_task(void *user, uint32_t t, uint32_t worker) {
     bp_par_range(j->n, j->tasks, t, &b, &e);
     b = grid_cell_start(j->g->keys, b, j->n);
     e = grid_cell_start(j->g->keys, e, j->n);
-    if (b < e) grid_sort_cells_range(j->g, b, e, j->soa);
+    if (b < e) grid_sort_cells_range(j->g, b, e);
 }
 
 // 3D frames of crowded cells of boxes mostly far smaller than them (G->small: `sizes`) sort
 // their cells (bp_grid.xsorted): there a box's runs are long (`sizes` 3D 100,000: 16 boxes a
 // level-0 cell, over a hundred in the coarsest level), and a run along a row of a level, sorted
 // by the min on its key axis, stops at the first box that starts past the probe instead of at
-// the row's end. The same pass writes the six arrays the AVX-512 kernel reads (soa_ok). Both
+// the row's end. The same pass writes the six arrays the AVX-512 kernel reads (reserved with
+// the frame's arrays whenever it sorts: grid_reserve). Both
 // only with AVX-512: the stops alone, on the stored boxes, made `sizes` 3D slower (the stop bits
 // are gathered from the compare masks: 61.5 against 58.9 ms), so CPUs without it do not sort
 // (every mode of bp_grid_dense_mode sorts alike: the modes give the same pairs). Where cells
 // hold a box or two, or the boxes are as large as the cells (`line` 3D), the pass cuts nothing.
 // docs/grid.md, "Sorted cells".
 static bp_status grid_sort_cells(bp_grid *g, size_t n) {
-    g->xsorted = g->soa_ok = false;
+    g->xsorted = false;
     if (!grid_sorts_cells(g, n)) return BP_OK;
-    const bool soa = g->soa != NULL && g->soa_cap >= 6 * g->soa_stride;
-    grid_cells_job j = {g, n, bp_par_tasks(g->base.ctx, n, BP_PAR_GRAIN_MAP), soa};
+    grid_cells_job j = {g, n, bp_par_tasks(g->base.ctx, n, BP_PAR_GRAIN_MAP)};
     if (j.tasks > 1) {
         const bp_status st = bp_par_run(g->base.ctx, j.tasks, grid_sort_cells_task, &j);
         if (st != BP_OK) return st;
     } else {
-        grid_sort_cells_range(g, 0, n, soa);
+        grid_sort_cells_range(g, 0, n);
     }
-    if (soa) {
-        // The padding boxes, as in g->boxes (their keys end every run).
-        for (int a = 0; a < 6; ++a)
-            for (size_t i = n; i < n + GRID_PAD; ++i) g->soa[(size_t)a * g->soa_stride + i] = 0.0f;
-    }
+    // The padding boxes, as in g->boxes (their keys end every run).
+    for (int a = 0; a < 6; ++a)
+        for (size_t i = n; i < n + GRID_PAD; ++i) g->soa[(size_t)a * g->soa_stride + i] = 0.0f;
     g->xsorted = true;
-    g->soa_ok = soa;
     atomic_fetch_add_explicit(&bp_grid_sorted_frames, 1, memory_order_relaxed);
     return BP_OK;
 }
@@ -1670,7 +1666,7 @@ static bp_status grid_find_pairs_run(bp_algorithm *m, const bp_frame *f, bp_sink
     const int d = f->dim;
     // The table (the last call's, if any) is cleared by bp_grid_table_find, whichever layout runs.
     g->table = false;
-    g->xsorted = g->soa_ok = false;
+    g->xsorted = false;
     memset(g->rows_ok, 0, sizeof g->rows_ok);
     memset(g->cells_ok, 0, sizeof g->cells_ok);
     memset(g->ext_ok, 0, sizeof g->ext_ok);
@@ -1943,7 +1939,7 @@ static bp_status grid_validate(const bp_algorithm *m, const bp_frame *f) {
         for (size_t j = L->begin + 1; j < L->end; ++j)
             if (g->keys[j] == g->keys[j - 1] && g->boxes[6 * j + ax] < g->boxes[6 * (j - 1) + ax]) return BP_ERR_INVALID_ARG;
     }
-    for (size_t j = 0; g->soa_ok && j < n; ++j)
+    for (size_t j = 0; g->xsorted && j < n; ++j)
         for (int a = 0; a < 6; ++a)
             if (g->soa[(size_t)a * g->soa_stride + j] != g->boxes[6 * j + a]) return BP_ERR_INVALID_ARG;
     return bp_check_permutation(m->ctx, g->perm, n);

@@ -101,9 +101,9 @@ typedef struct bp_grid {
     // AVX-512: each cell's boxes sorted by their min on the level's key axis kax[0], so that a
     // run along a row of the level is sorted by it too and stops at the first box that starts
     // past the probe (xsorted; grid_sort_cells); and, for the AVX-512 kernel, the boxes again as
-    // six arrays of soa_stride floats (min x, y, z, -max x, y, z: soa_ok), which it compares 16
+    // six arrays of soa_stride floats (min x, y, z, -max x, y, z), which it compares 16
     // lanes at a time without shuffles.
-    bool xsorted, soa_ok;
+    bool xsorted;
     float *soa;
     size_t soa_cap, soa_stride;
     // For AUTO (bp_grid_was_too_coarse): how much coarser the geometry's cells are than wanted

@@ -92,7 +92,7 @@ typedef struct grid_dense_src {
 } grid_dense_src;
 
 static inline grid_dense_src grid_dense_src_of(const bp_grid *g, int stop) {
-    grid_dense_src s = {g->keys, g->boxes, g->perm, g->soa_ok ? g->soa : NULL, g->soa_stride, stop};
+    grid_dense_src s = {g->keys, g->boxes, g->perm, g->xsorted ? g->soa : NULL, g->soa_stride, stop};
     return s;
 }
 
