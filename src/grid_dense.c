@@ -101,12 +101,13 @@ static inline grid_dense_src grid_dense_src_of(const bp_grid *g, int stop) {
 // (AVX-512, 3D; stops on x or none, by a mask). A first version chose per run, inside the loops,
 // and computed the stop bits whether used or not: frames that never sort got slower (`line` 3D
 // 100,000 6.6 -> 8.4 ms, `sticks` 3D 20.4 -> 24.3).
-enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2 };
+enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
 #define GRID_DENSE_INLINE __attribute__((always_inline)) inline
 // Returns F(args..., v) for the variant VARIANT(srcp) gives, v a constant in each call.
 #define GRID_DENSE_BY_VARIANT(VARIANT, srcp, F, ...)                                                          \
     switch (VARIANT(srcp)) {                                                                                   \
     case GRID_V_SOA: return F(__VA_ARGS__, GRID_V_SOA);                                                        \
+    case GRID_V_SOA_ALL: return F(__VA_ARGS__, GRID_V_SOA_ALL);                                                \
     case GRID_V_STOP: return F(__VA_ARGS__, GRID_V_STOP);                                                      \
     default: return F(__VA_ARGS__, GRID_V_PLAIN);                                                             \
     }
@@ -340,43 +341,52 @@ GRID_DENSE_T512 static inline grid_pat512 grid_dense_pat3_512(const float *a) {
     return p;
 }
 
-// The 3D run over the six arrays: one compare per coordinate gives the 16 lanes' bits directly
-// (no shuffles, no bit gathering), and the stop axis's compare is one the hit needs anyway.
+// The 3D run over the six arrays. A box is a hit when each of its six stored values is at or
+// below the probe's: when the largest of the six differences is <= 0 (exact: the difference of
+// two finite floats is 0 only when they are equal and keeps their order's sign, as long as
+// results are not flushed to zero: grid_dense_ftz). So a step makes one mask
+// where six compares made six: on Zen 4 the compares into mask registers, not the loads or the
+// arithmetic, bound the step. A step whose last lane is in the run and before the stop has all
+// its lanes there (keys and, with a stop, min x sorted): two scalar tests, no mask; the last step
+// of a run takes the lanes in the run and before the stop (a prefix) from compares, once. The
+// candidates are counted from the run's length.
 GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_soa_512(const grid_dense_src *s, size_t j, size_t end,
                                                                            uint32_t lim, const grid_pat512 *p, uint32_t id,
-                                                                           bp_sink *sink, uint64_t *c) {
+                                                                           bp_sink *sink, uint64_t *c, const bool stops) {
     const uint32_t *BP_RESTRICT keys = s->keys, *BP_RESTRICT ids = s->ids;
-    const size_t W = s->stride;
-    // Stops on x only (grid_dense_variant_512): x's min is the first array.
-    const __mmask16 nostop = s->stop == 0 ? 0 : 0xFFFF;
-    const __m512 q0 = _mm512_set1_ps(p->q[0]), q1 = _mm512_set1_ps(p->q[1]), q2 = _mm512_set1_ps(p->q[2]);
+    const float *BP_RESTRICT X = s->soa;
+    const size_t W = s->stride, j0 = j;
+    const float qx = p->q[0];
+    const __m512 q0 = _mm512_set1_ps(qx), q1 = _mm512_set1_ps(p->q[1]), q2 = _mm512_set1_ps(p->q[2]);
     const __m512 q3 = _mm512_set1_ps(p->q[3]), q4 = _mm512_set1_ps(p->q[4]), q5 = _mm512_set1_ps(p->q[5]);
-    const __m512i L = _mm512_set1_epi32((int)lim);
+    const __m512 zero = _mm512_setzero_ps();
     grid_dense_out o = grid_dense_open(sink);
-    uint64_t cand = 0;
     bp_status st = BP_OK;
-    for (;; j += 16) {
+    for (;;) {
         st = grid_dense_room(sink, &o);
         if (BP_UNLIKELY(st != BP_OK)) break;
-        const __mmask16 in = (__mmask16)(_mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
-                                         grid_dense_below(j, end, 16));
         // Two bases and the stride address the six arrays (base + stride x 4 or 8 bytes).
-        const float *P0 = s->soa + j, *P3 = P0 + 3 * W;
-        const __mmask16 k0 = _mm512_cmp_ps_mask(_mm512_loadu_ps(P0), q0, _CMP_LE_OQ);
-        const __mmask16 k1 = _mm512_cmp_ps_mask(_mm512_loadu_ps(P0 + W), q1, _CMP_LE_OQ);
-        const __mmask16 k2 = _mm512_cmp_ps_mask(_mm512_loadu_ps(P0 + 2 * W), q2, _CMP_LE_OQ);
-        const __mmask16 k3 = _mm512_cmp_ps_mask(_mm512_loadu_ps(P3), q3, _CMP_LE_OQ);
-        const __mmask16 k4 = _mm512_cmp_ps_mask(_mm512_loadu_ps(P3 + W), q4, _CMP_LE_OQ);
-        const __mmask16 k5 = _mm512_cmp_ps_mask(_mm512_loadu_ps(P3 + 2 * W), q5, _CMP_LE_OQ);
-        const __mmask16 go = _kand_mask16(in, _kor_mask16(k0, nostop));
-        const __mmask16 hit = _kand_mask16(_kand_mask16(_kand_mask16(in, k0), _kand_mask16(k1, k2)),
-                                           _kand_mask16(_kand_mask16(k3, k4), k5));
+        const float *P0 = X + j, *P3 = P0 + 3 * W;
+        const __m512 m = _mm512_max_ps(
+            _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_loadu_ps(P0), q0), _mm512_sub_ps(_mm512_loadu_ps(P0 + W), q1)),
+                          _mm512_max_ps(_mm512_sub_ps(_mm512_loadu_ps(P0 + 2 * W), q2), _mm512_sub_ps(_mm512_loadu_ps(P3), q3))),
+            _mm512_max_ps(_mm512_sub_ps(_mm512_loadu_ps(P3 + W), q4), _mm512_sub_ps(_mm512_loadu_ps(P3 + 2 * W), q5)));
+        const size_t t = j + 15;
+        if (keys[t] <= lim && t < end && (!stops || X[t] <= qx)) {
+            o.count += grid_dense_put16(o.buf + o.count, id, ids + j, (unsigned)_mm512_cmp_ps_mask(m, zero, _CMP_LE_OQ));
+            j += 16;
+            continue;
+        }
+        __mmask16 go = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), _mm512_set1_epi32((int)lim));
+        if (end != SIZE_MAX) go &= (__mmask16)grid_dense_below(j, end, 16);
+        const __mmask16 hit = _mm512_mask_cmp_ps_mask(go, m, zero, _CMP_LE_OQ);
         o.count += grid_dense_put16(o.buf + o.count, id, ids + j, (unsigned)hit);
-        cand += (unsigned)__builtin_popcount((unsigned)go);
-        if (go != 0xFFFFu) break;
+        if (stops) go = _mm512_mask_cmp_ps_mask(go, _mm512_loadu_ps(P0), q0, _CMP_LE_OQ);
+        j += (unsigned)__builtin_popcount((unsigned)go);
+        break;
     }
     sink->count = o.count;
-    *c += cand;
+    *c += j - j0;
     return st;
 }
 
@@ -413,7 +423,8 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_aos_512(cons
 GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_512(const grid_dense_src *s, size_t j, size_t end,
                                                                        uint32_t lim, const grid_pat512 *p, uint32_t id,
                                                                        bp_sink *sink, uint64_t *c, const int v) {
-    if (v == GRID_V_SOA) return grid_dense_scan3_soa_512(s, j, end, lim, p, id, sink, c);
+    if (v == GRID_V_SOA) return grid_dense_scan3_soa_512(s, j, end, lim, p, id, sink, c, true);
+    if (v == GRID_V_SOA_ALL) return grid_dense_scan3_soa_512(s, j, end, lim, p, id, sink, c, false);
     return grid_dense_scan3_aos_512(s, j, end, lim, p, id, sink, c, v == GRID_V_STOP);
 }
 
@@ -424,9 +435,15 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_run3_512(const gri
     return grid_dense_scan3_512(s, j, end, lim, &pat, id, sink, c, v);
 }
 
+// Whether this thread flushes results too small for a normal float to zero (MXCSR's FTZ, which
+// a caller or a task hook's thread may set): the six arrays' kernel, which relies on exact
+// differences, then gives way to the stored boxes' (the same pairs, order and checks).
+static inline bool grid_dense_ftz(void) { return (_mm_getcsr() & 0x8000u) != 0; }
+
 // The variant for a source: the six arrays where the frame has them.
 static inline int grid_dense_variant_512(const grid_dense_src *s) {
-    return s->soa && s->stop <= 0 ? GRID_V_SOA : s->stop >= 0 ? GRID_V_STOP : GRID_V_PLAIN;
+    if (s->soa && s->stop <= 0 && !grid_dense_ftz()) return s->stop == 0 ? GRID_V_SOA : GRID_V_SOA_ALL;
+    return s->stop >= 0 ? GRID_V_STOP : GRID_V_PLAIN;
 }
 
 GRID_DENSE_T512 static bp_status grid_dense_run_512(const grid_dense_src *s, int d, size_t j, size_t end, uint32_t lim,

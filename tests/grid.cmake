@@ -5,7 +5,7 @@ set_target_properties(test_grid PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED ON 
 if(BP_LIBM)
   target_link_libraries(test_grid PRIVATE ${BP_LIBM})
 endif()
-foreach(case scenes random degenerate extreme query between nomem warm stop draw draw_lattice layouts crowding dense
+foreach(case scenes random degenerate extreme query between nomem warm stop draw draw_lattice layouts crowding dense dense_ftz
              far_clusters diagonal select)
   add_test(NAME grid.${case} COMMAND test_grid ${case})
 endforeach()

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "broadphase.h"
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 #include "../src/core.h"  // bp_select_double (test_select)
 
 static uint64_t g_seed = 1;
@@ -1139,9 +1142,70 @@ static int test_dense(void) {
     }
     return 0;
 }
+
+// The six arrays' kernel tests a box by the largest of six differences, exact only while results
+// too small for a normal float are kept: a thread with MXCSR's flush-to-zero set (a game engine's,
+// or a task hook's worker) takes the stored boxes' kernel instead. A sorted 3D crowd at tiny
+// coordinates (around 1e-35, where one float step is about 1e-41, below the smallest normal),
+// with partners one float step clear of a box on x (no pair: the difference flushed to zero
+// would read as touching) and partners touching it exactly (a pair), against brute force, with
+// flush-to-zero off and on.
+static int test_dense_ftz(void) {
+#if defined(__SSE__) || defined(__x86_64__)
+    if (!bp_grid_dense_soa_possible()) {
+        printf("dense_ftz: no AVX-512 here: skipped\n");
+        return 0;
+    }
+    enum { N = 2000, PARTNERS = 400 };
+    const int dim = 3;
+    const size_t w = 6;
+    float *boxes = malloc((N + 2 * PARTNERS) * w * sizeof(float));
+    CHECK(boxes);
+    uint64_t R = g_seed * 31 + 7;
+    double c[3], e[3];
+    for (size_t i = 0; i < N; ++i) {
+        const double r = exp(uni(&R, log(0.1), log(30.0)));
+        for (int a = 0; a < dim; ++a) c[a] = uni(&R, 0.0, 50.0) * 1e-36, e[a] = r * uni(&R, 0.5, 1.0) * 1e-36;
+        dense_box(boxes + i * w, dim, c, e);
+    }
+    for (size_t k = 0; k < 2 * PARTNERS; ++k) {
+        const float *b = boxes + (k / 2) * w;
+        float *p = boxes + (N + k) * w;
+        memcpy(p, b, w * sizeof(float));
+        const float width = b[3] - b[0];
+        p[0] = k % 2 ? b[3] : nextafterf(b[3], INFINITY);  // touching, or one step clear
+        p[3] = p[0] + width;
+    }
+    const size_t n = N + 2 * PARTNERS;
+    const unsigned int csr = _mm_getcsr();
+    for (int ftz = 0; ftz <= 1; ++ftz) {
+        _mm_setcsr(ftz ? csr | 0x8000u : csr & ~0x8000u);
+        bp_context *g = make_ctx(dim, BP_METHOD_GRID, 0), *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
+        CHECK(g && b);
+        const unsigned long long sorted_before = bp_grid_sorted_frames;
+        size_t pairs = 0;
+        const int r = compare_frame(g, b, dim, boxes, n, &pairs);
+        const unsigned long long sorted = bp_grid_sorted_frames - sorted_before;
+        bp_context_destroy(g);
+        bp_context_destroy(b);
+        _mm_setcsr(csr);
+        CHECK(r == 0);
+        CHECK(sorted > 0);  // the frame took the sorted cells (and so the six arrays or their fallback)
+        CHECK(pairs > (size_t)PARTNERS);
+    }
+    free(boxes);
+#else
+    printf("dense_ftz: not an x86 build: skipped\n");
+#endif
+    return 0;
+}
 #else
 static int test_dense(void) {
     printf("dense: skipped (the internal switch needs the static library)\n");
+    return 0;
+}
+static int test_dense_ftz(void) {
+    printf("dense_ftz: skipped (the internal switch needs the static library)\n");
     return 0;
 }
 #endif
@@ -1259,7 +1323,7 @@ static const struct {
     {"extreme", test_extreme}, {"query", test_query}, {"between", test_between},
     {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
     {"draw_lattice", test_draw_lattice}, {"layouts", test_layouts}, {"crowding", test_crowding},
-    {"dense", test_dense}, {"far_clusters", test_far_clusters}, {"diagonal", test_diagonal},
+    {"dense", test_dense}, {"dense_ftz", test_dense_ftz}, {"far_clusters", test_far_clusters}, {"diagonal", test_diagonal},
     {"select", test_select},
 };
 
