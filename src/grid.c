@@ -693,7 +693,11 @@ static void grid_region_near(const bp_grid *g, int l, const float *q, const int6
 // Whether a region query of level L that covers w cells along its rows takes each plane's rows
 // as one run of keys: when the boxes the run passes over outside the region, the rest of each
 // row, are on average at most GRID_MERGE_SKIP a row (the level's boxes spread over its rows).
-#define GRID_MERGE_SKIP 8
+// A row costs its lookup and its loop's start and end, about what 16 candidates in a step cost:
+// with 8, the heavy-tailed sizes of docs/grid.md (level 0 of 11 boxes a row, its rows searched
+// by a binary search each) took 34 ms a frame in 3D at 100,000, with 16 they take 18 (2D 10.5 ->
+// 6.5); the scenes of SCENES.md do not merge either way but `mixed` 3D (100,000: 10.8 -> 8.5).
+#define GRID_MERGE_SKIP 16
 static bool grid_merge_width(const grid_level *L, int d, uint64_t w) {
     const uint64_t cells = (uint64_t)L->g[L->kax[0]];
     const uint64_t level_rows = (uint64_t)L->g[L->kax[1]] * (d == 3 ? (uint64_t)L->g[L->kax[2]] : 1u);
