@@ -1,4 +1,4 @@
-// The scenes of docs/scenes.md, draw for draw. Built with -ffp-contract=off (bp_warnings) so that
+// The scenes of docs/scenes.md (SCENES.md's and three shapes beyond it), draw for draw. Built with -ffp-contract=off (bp_warnings) so that
 // no multiply-add is fused: the check values depend on plain IEEE double arithmetic.
 #include "scene.h"
 
@@ -9,7 +9,8 @@
 static const char *const bp_scene_names[BP_SCENE_COUNT] = {
     [BP_SCENE_UNIFORM] = "uniform", [BP_SCENE_CLUSTERED] = "clustered", [BP_SCENE_MIXED] = "mixed",
     [BP_SCENE_LINE] = "line",       [BP_SCENE_SEED] = "seed",       [BP_SCENE_STICKS] = "sticks",
-    [BP_SCENE_SIZES] = "sizes",
+    [BP_SCENE_SIZES] = "sizes",     [BP_SCENE_PARETO] = "pareto",   [BP_SCENE_PLATES] = "plates",
+    [BP_SCENE_BLOBS] = "blobs",
 };
 
 // pi to double precision, spelled out: M_PI is not C17.
@@ -103,10 +104,13 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
     s->world = w;
 
     uint64_t st = seed;
-    double centre[16][3];
-    if (kind == BP_SCENE_CLUSTERED) {
-        for (int k = 0; k < 16; ++k)
+    double centre[16][3], spread[16];
+    if (kind == BP_SCENE_CLUSTERED || kind == BP_SCENE_BLOBS) {
+        for (int k = 0; k < 16; ++k) {
             for (int a = 0; a < dim; ++a) centre[k][a] = bp_scene_uniform(&st, w / 8.0, 7.0 * w / 8.0);
+            // clustered: W/40 each; blobs: four widths, each 2.8 times tighter than the last
+            spread[k] = kind == BP_SCENE_BLOBS ? w / 40.0 / pow(2.8, (double)(k % 4)) : w / 40.0;
+        }
     }
     for (size_t i = 0; i < n; ++i) {
         double *pi = p + i * d, *vi = v + i * d, *hi = h + i * d;
@@ -116,11 +120,12 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
             for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
             r[i] = 1.0;
             break;
-        case BP_SCENE_CLUSTERED: {
+        case BP_SCENE_CLUSTERED:
+        case BP_SCENE_BLOBS: {
             double f = floor(bp_scene_u01(&st) * 16.0);
             int k = f > 15.0 ? 15 : (int)f;
             for (size_t a = 0; a < d; ++a)
-                pi[a] = bp_clamp(centre[k][a] + bp_scene_gauss(&st) * w / 40.0, 1.0, w - 1.0);
+                pi[a] = bp_clamp(centre[k][a] + bp_scene_gauss(&st) * spread[k], 1.0, w - 1.0);
             for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
             r[i] = 1.0;
             break;
@@ -162,6 +167,25 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
             for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
             r[i] = ri;
             break;
+        }
+        case BP_SCENE_PARETO: {
+            // Radius 0.3 times a Pareto tail of exponent 1.2, capped at a quarter of the world.
+            const double ri = fmin(0.3 * pow(1.0 - bp_scene_u01(&st), -1.0 / 1.2), w / 4.0);
+            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, ri, w - ri);
+            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
+            r[i] = ri;
+            break;
+        }
+        case BP_SCENE_PLATES: {
+            // One axis drawn as in sticks: in 2D the long one (half extents 10 and 0.4), in 3D
+            // the thin one (0.4 on it, 10 on the others).
+            double f = floor(bp_scene_u01(&st) * (double)dim);
+            size_t ax = f > (double)(dim - 1) ? d - 1 : (size_t)f;
+            for (size_t a = 0; a < d; ++a) hi[a] = (a == ax) == (dim == 2) ? 10.0 : 0.4;
+            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, hi[a], w - hi[a]);
+            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
+            r[i] = 10.0;
+            continue;  // per-axis half extents already set
         }
         case BP_SCENE_COUNT:
             break;

@@ -12,7 +12,8 @@
 extern "C" {
 #endif
 
-/// The scene kinds of docs/scenes.md.
+/// The scene kinds of docs/scenes.md: SCENES.md's, then three shapes beyond it that issue #16's
+/// probes found hard (docs/scenes.md, "Shapes beyond SCENES.md").
 typedef enum bp_scene_kind {
     BP_SCENE_UNIFORM = 0,
     BP_SCENE_CLUSTERED,
@@ -21,12 +22,15 @@ typedef enum bp_scene_kind {
     BP_SCENE_SEED,
     BP_SCENE_STICKS,
     BP_SCENE_SIZES,
+    BP_SCENE_PARETO,
+    BP_SCENE_PLATES,
+    BP_SCENE_BLOBS,
     BP_SCENE_COUNT
 } bp_scene_kind;
 
 /// One scene: objects with centre, velocity and per-axis half extent, all double. Circles and
 /// spheres have the half extent r on every axis; `sticks` has 20 on one axis and 0.4 on the
-/// others. Positions, velocities and half extents are stored object-major: p[i * dim + a].
+/// others, `plates` 10 and 0.4. Positions, velocities and half extents are stored object-major: p[i * dim + a].
 typedef struct bp_scene {
     bp_scene_kind kind;
     int dim;          ///< 2 or 3
@@ -41,8 +45,8 @@ typedef struct bp_scene {
     double *h;        ///< n * dim half extents: the box is [p - h, p + h]
 } bp_scene;
 
-/// The scene name ("uniform", "clustered", "mixed", "line", "seed", "sticks", "sizes"), or NULL
-/// out of range.
+/// The scene name ("uniform", "clustered", "mixed", "line", "seed", "sticks", "sizes", "pareto",
+/// "plates", "blobs"), or NULL out of range.
 const char *bp_scene_name(bp_scene_kind kind);
 
 /// Parses a scene name. Returns 0 on success, -1 for an unknown name.

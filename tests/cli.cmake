@@ -140,7 +140,8 @@ if(TARGET broadphase_cli AND BP_BASH)
 
   add_test(NAME cli.bench.csv_check COMMAND ${BP_CLI_TEST} bench_csv)
   add_test(NAME cli.bench.check_values COMMAND ${BP_CLI_TEST} bench_check_values)
-  list(APPEND BP_CLI_TESTS cli.bench.check_values)
+  add_test(NAME cli.bench.shapes COMMAND ${BP_CLI_TEST} bench_shapes)
+  list(APPEND BP_CLI_TESTS cli.bench.check_values cli.bench.shapes)
   add_test(NAME cli.bench.table COMMAND ${BP_CLI_TEST} bench_table)
   add_test(NAME cli.bench.skip COMMAND ${BP_CLI_TEST} bench_skip)
   # The peers (issue #6): skipped (77) when the peer needed is not compiled in.

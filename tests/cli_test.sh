@@ -321,6 +321,19 @@ bench_check_values)
             fail "$1 $2D: pairs at frame 10 are not $3"
     done
     ;;
+bench_shapes)
+    # The shapes beyond SCENES.md (docs/scenes.md): every method of this build against brute force
+    # on every frame (--check), 2D and 3D; all rows report the same pairs.
+    for scene in pareto plates blobs; do
+        for dim in 2 3; do
+            "$BIN" bench --scene $scene --dim $dim --n 1500 --frames 3 --format csv --check --method all \
+                >"$TMP/out" 2>"$TMP/err" || { cat "$TMP/out" "$TMP/err"; fail "bench $scene ${dim}D"; }
+            [ "$(tail -n +2 "$TMP/out" | grep -vc ',memcpy,')" -ge 5 ] || fail "$scene ${dim}D: too few rows"
+            [ "$(tail -n +2 "$TMP/out" | grep -v ',memcpy,' | cut -d, -f10 | sort -u | wc -l)" = 1 ] ||
+                { cat "$TMP/out"; fail "$scene ${dim}D: the methods' pairs differ"; }
+        done
+    done
+    ;;
 bench_skip)
     # Brute force at N = 1,000,000 is estimated over 5 s per frame and skipped without running.
     "$BIN" bench --scene uniform --n 1000000 --method brute --frames 1 >"$TMP/out" || fail "bench exit status"

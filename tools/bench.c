@@ -77,7 +77,8 @@ static const char bm_usage[] =
 
 // The options, apart: ISO C bounds a string literal's length.
 static const char bm_usage_options[] =
-    "  --scene NAME   uniform, clustered, mixed, line, seed, sticks, sizes, static, shooter, or all;\n"
+    "  --scene NAME   uniform, clustered, mixed, line, seed, sticks, sizes, the shapes beyond SCENES.md\n"
+    "                 (pareto, plates, blobs), static, shooter, or all;\n"
     "                 a comma list works too (default: seed at N = 500 and uniform at N = 100000)\n"
     "  --n N,...      object counts (default: 500 for seed, 100000 for the others; shooter: bullets)\n"
     "  --dim 2|3      dimension (default 2)\n"
@@ -151,7 +152,7 @@ static bool bm_parse_scenes(const char *v, bm_opts *o) {
         } else {
             fprintf(stderr,
                     "broadphase bench: unknown scene '%s' (uniform, clustered, mixed, line, seed, sticks, sizes, "
-                    "static, shooter, all)\n",
+                    "pareto, plates, blobs, static, shooter, all)\n",
                     tok);
             return false;
         }
@@ -776,9 +777,10 @@ int bp_cmd_bench(int argc, char **argv) {
     // Seed first (the small demo), then the others in docs/scenes.md order, the world scenes last.
     static const int order[BM_SCENE_COUNT] = {BP_SCENE_SEED,   BP_SCENE_UNIFORM, BP_SCENE_CLUSTERED,
                                               BP_SCENE_MIXED,  BP_SCENE_LINE,    BP_SCENE_STICKS,
-                                              BP_SCENE_SIZES,  BP_SCENE_COUNT + BP_WSCENE_STATIC,
+                                              BP_SCENE_SIZES,  BP_SCENE_PARETO,  BP_SCENE_PLATES,
+                                              BP_SCENE_BLOBS,  BP_SCENE_COUNT + BP_WSCENE_STATIC,
                                               BP_SCENE_COUNT + BP_WSCENE_SHOOTER};
-    _Static_assert(BM_SCENE_COUNT == 9, "every scene has its place in the order");
+    _Static_assert(BM_SCENE_COUNT == 12, "every scene has its place in the order");
     for (int s = 0; s < BM_SCENE_COUNT; ++s) {
         int scene = order[s];
         if (!o.scenes[scene]) continue;
