@@ -295,12 +295,14 @@ bench_table)
     # baseline reads 1.00x.
     "$BIN" bench --scene all --n 300 --frames 2 --method naive-sweep,brute,sweep >"$TMP/out" || fail "bench exit status"
     cat "$TMP/out"
-    for s in seed uniform clustered mixed line sticks sizes static shooter; do
+    scenes="seed uniform clustered mixed line sticks sizes pareto plates blobs static shooter"
+    for s in $scenes; do
         grep -q "^$s  2D  N = 300  frames 2  seed 1\$" "$TMP/out" || fail "no block for $s"
     done
-    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive.*vs sweep' "$TMP/out")" -eq 9 ] || fail "headers"
-    [ "$(grep -c '^naive-sweep .* 1\.00x  *[0-9.]*x$' "$TMP/out")" -eq 9 ] || fail "baseline ratio"
-    [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq 9 ] || fail "sweep ratio"
+    count=$(echo $scenes | wc -w)
+    [ "$(grep -c '^method .*mean ms.*median ms.*max ms.*pairs.*checks.*vs naive.*vs sweep' "$TMP/out")" -eq $count ] || fail "headers"
+    [ "$(grep -c '^naive-sweep .* 1\.00x  *[0-9.]*x$' "$TMP/out")" -eq $count ] || fail "baseline ratio"
+    [ "$(grep -c '^sweep .*x  *1\.00x$' "$TMP/out")" -eq $count ] || fail "sweep ratio"
     ;;
 bench_check_values)
     # The bench's pairs column at frame 10 reproduces docs/scenes.md's check values for sticks and sizes,
