@@ -469,6 +469,12 @@ static inline uint32_t grid_key(const grid_geom *G, const int64_t c0[3], const i
     const int d = G->dim;
     int l = 0, sh[3] = {0, 0, 0}, top = 0;
     for (int a = 0; a < d; ++a) {
+        // No shift below bitlen(c1 - c0) - 1 can do: c1 - c0 would still be 2 cells or more.
+        const uint64_t span = (uint64_t)(c1[a] - c0[a]);
+        if (span > 1) {
+            const int least = 63 - __builtin_clzll(span);
+            sh[a] = least < G->axis_levels[a] - 1 ? least : G->axis_levels[a] - 1;
+        }
         while ((c1[a] >> sh[a]) - (c0[a] >> sh[a]) > 1 && sh[a] + 1 < G->axis_levels[a]) ++sh[a];
         if (sh[a] > top) top = sh[a];
     }
@@ -1265,7 +1271,13 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                         ++z;
                     }
                 }
-                if (dense) {
+                // A batch of short rows only (long boxes' queries into levels of a few boxes a
+                // cell: `plates`, `sticks`) is tested here, box by box, as the kernel would:
+                // its call and probe cost more than those few boxes.
+                bool steps = dense && bp_grid_dense_mode >= GRID_DENSE_ALWAYS;
+                for (uint64_t r = 0; r < nr && dense && !steps; ++r)
+                    steps = keys[start[r] + GRID_DENSE_ROW_MIN - 1] <= last[r];
+                if (steps) {
                     bp_status st = bp_grid_dense_rows(g, a, ids[p], start, last, (size_t)nr, stop, sink, &c);
                     if (st != BP_OK) return st;
                     continue;
