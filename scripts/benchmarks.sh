@@ -17,7 +17,8 @@
 #                                    at 100,000 and 1,000,000, uniform 1,000,000 through the world;
 #                                    about 10 minutes), `workers` (issue #14; about 5 minutes),
 #                                    `shapes` (issue #16: sticks, sizes and seed's crowds with
-#                                    every method and peer; about 15 minutes)
+#                                    every method and peer, and the shapes beyond SCENES.md,
+#                                    pareto, plates and blobs, at 100,000; about 20 minutes)
 #
 # The raw bench outputs (per-N tables with checks and pairs, CSVs) are kept in DIR/benchmarks-raw.
 # Options: --build DIR (Release build used, default build-bench), --output FILE (default
@@ -118,6 +119,9 @@ if wanted shapes; then
     run shapes2d --scene sticks,sizes --n "$shape_ns" --frames "$shape_frames" --method all --peers --out "$tmp/shapes2d"
     run shapes3d --scene sticks,sizes --dim 3 --n 100000 --frames 5 --method all --peers --out "$tmp/shapes3d"
     run crowds --scene seed --n "$crowd_ns" --frames "$crowd_frames" --method all --peers --out "$tmp/crowds"
+    # Shapes beyond SCENES.md (docs/scenes.md): issue #16 says other shapes will be tried.
+    run beyond2d --scene pareto,plates,blobs --n 100000 --frames "${shape_frames%%,*}" --method all --peers --out "$tmp/beyond2d"
+    run beyond3d --scene pareto,plates,blobs --dim 3 --n 100000 --frames "${shape_frames%%,*}" --method all --peers --out "$tmp/beyond3d"
 fi
 if wanted workers; then
     tmethods=sweep,grid,quadtree,rdc,auto
@@ -315,6 +319,30 @@ shapes_section() {
                 block "$tmp/$f.txt" "^$scene ${dim}D: mean ms per frame"
             done
         done
+        echo '```'
+        echo
+    done
+    echo "### Shapes beyond SCENES.md"
+    echo
+    echo "Issue #16 says shapes outside SCENES.md will be tried. These three are in the benchmark so that"
+    echo "every change is measured on them (docs/scenes.md): \`pareto\` (radius 0.3 x a Pareto tail of"
+    echo "exponent 1.2, capped at W/4), \`plates\` (2D: 20 x 0.8; 3D: 20 x 20 x 0.8) and \`blobs\` (16"
+    echo "Gaussian crowds of four widths, each 2.8x tighter: a crowd, like \`seed\`). 100,000 boxes."
+    echo
+    reading "$tmp/beyond2d/bench.csv" "$tmp/beyond3d/bench.csv"
+    echo
+    f=$(findings "$tmp/beyond2d/bench.csv" "$tmp/beyond3d/bench.csv")
+    if [ -n "$f" ]; then
+        echo "Peers not in the comparison above:"
+        echo
+        echo "$f"
+        echo
+    fi
+    auto_reading "$tmp/beyond2d/bench.csv" "$tmp/beyond3d/bench.csv"
+    echo
+    for f in beyond2d beyond3d; do
+        echo '```'
+        awk '/^[a-z]+  [23]D  N = / { on = 1 } /^[a-z]+ [23]D: mean ms per frame/ { on = 0 } on { print }' "$tmp/$f.txt"
         echo '```'
         echo
     done
