@@ -699,7 +699,7 @@ static void grid_region_near(const bp_grid *g, int l, const float *q, const int6
 // Whether a region query of level L that covers w cells along its rows takes each plane's rows
 // as one run of keys: when the boxes the run passes over outside the region, the rest of each
 // row, are on average at most GRID_MERGE_SKIP a row (the level's boxes spread over its rows).
-// A row costs its lookup and its loop's start and end, about what 16 candidates in a step cost:
+// A row costs its lookup and its loop's start and end, at least what 16 candidates in a step cost:
 // with 8, the heavy-tailed sizes of docs/grid.md (level 0 of 11 boxes a row, its rows searched
 // by a binary search each) took 34 ms a frame in 3D at 100,000, with 16 they take 18 (2D 10.5 ->
 // 6.5); the scenes of SCENES.md do not merge either way but `mixed` 3D (100,000: 10.8 -> 8.5).
@@ -1272,11 +1272,11 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
                     }
                 }
                 // A batch of short rows only (long boxes' queries into levels of a few boxes a
-                // cell: `plates`, `sticks`) is tested here, box by box, as the kernel would:
-                // its call and probe cost more than those few boxes.
+                // cell: `plates`, `sticks`) is tested here, box by box, as the kernel would
+                // (grid_row_long): its call and probe cost more than those few boxes.
                 bool steps = dense && bp_grid_dense_mode >= GRID_DENSE_ALWAYS;
                 for (uint64_t r = 0; r < nr && dense && !steps; ++r)
-                    steps = keys[start[r] + GRID_DENSE_ROW_MIN - 1] <= last[r];
+                    steps = grid_row_long(keys, start[r], last[r]);
                 if (steps) {
                     bp_status st = bp_grid_dense_rows(g, a, ids[p], start, last, (size_t)nr, stop, sink, &c);
                     if (st != BP_OK) return st;

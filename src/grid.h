@@ -326,6 +326,11 @@ bool bp_grid_dense_available(void);
 // 16-box step costs more than a few scalar tests (`sticks` 2D 100,000 went from 10.9 to 17.9 ms
 // with every row in steps, `sizes` 3D from 289 to 126).
 #define GRID_DENSE_ROW_MIN 8
+// Whether the row of sorted boxes from j while keys <= khi holds GRID_DENSE_ROW_MIN boxes or more
+// (keys sorted: one load tells).
+static inline bool grid_row_long(const uint32_t *keys, size_t j, uint32_t khi) {
+    return keys[j + GRID_DENSE_ROW_MIN - 1] <= khi;
+}
 // Stored box a (id) against the sorted boxes j, j+1, ... while keys[j] <= lim and j < end (a row
 // of a region query; end SIZE_MAX: keys alone bound it) and, with a stop axis (3D, xsorted, a
 // run within one row of a level), while they start at or before a's max on it (grid_stop):

@@ -186,7 +186,7 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
         for (size_t r = 0; r < nr && st == BP_OK; ++r) {                                                       \
             const uint32_t khi = last[r];                                                                      \
             size_t j = start[r];                                                                               \
-            if (keys[j + GRID_DENSE_ROW_MIN - 1] <= khi || always) {                                           \
+            if (grid_row_long(keys, j, khi) || always) {                                                      \
                 c += !(keys[j] <= khi && grid_stop_in(&sp, bx + (size_t)(2 * d) * j));                         \
                 st = d == 2 ? SCAN2(src, j, SIZE_MAX, khi, &pat, id, sink, &c)                                 \
                             : SCAN3(src, j, SIZE_MAX, khi, &pat, id, sink, &c, v);                             \
