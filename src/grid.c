@@ -160,8 +160,46 @@ static double grid_occupied(const double *cen, size_t s) {
     return len;
 }
 
+// Boxes per cell on average in cells of edge c: n times the share of the bulk a cell covers on
+// each axis (all of it on an axis where the bulk is thinner than a cell: `line`).
+static double grid_boxes_per_cell(int d, size_t n, double c, const double bulk[3]) {
+    double per_cell = (double)n;
+    for (int a = 0; a < d; ++a)
+        if (bulk[a] > c) per_cell *= c / bulk[a];
+    return per_cell;
+}
+
+// Cells that hold the long boxes whole on every axis, or 0 for the usual ones (cells sized by
+// the boxes' thickness, long boxes in levels of long cells). Long boxes of several orientations,
+// or among short boxes, sit in levels that query one another: each querying box costs a region
+// and a search per row (about 150 ns), while in cells as long as the boxes, one level, each
+// candidate costs about 0.5 ns with the SIMD kernels (a few ns without). So cells fit the
+// longest axis's median length (GRID_LONG_FIT) on every axis when a box's candidates there,
+// about (3^d + 1) / 2 cells' worth of boxes, are at most GRID_FIT_CANDIDATES times the share of
+// boxes that would query another level (all but the largest class of orientation, `classes`);
+// 0.75 times that without the SIMD kernels; 1.5 times that to keep such cells once taken (so
+// that frames near the bound do not change cells, and re-sort, back and forth). `plates` 2D
+// 100,000 (half the plates along x, half along y; estimated 36 candidates a box, 30 tested):
+// 10.6 -> 3.4 ms a frame in a slow spell of the machine; `sticks` 2D (estimated 144, 119
+// tested): 6.6 ms either way with the SIMD kernels, 8.6 -> 14.5 without: kept; 3D: thousands.
+#define GRID_FIT_CANDIDATES 120.0
+static double grid_fit_long(int d, size_t n, size_t s, const double along[3], const double bulk[3],
+                            const size_t classes[4], bool fitted) {
+    double fit = 0.0;
+    size_t top = classes[d];
+    for (int a = 0; a < d; ++a) {
+        if (along[a] * GRID_LONG_FIT > fit) fit = along[a] * GRID_LONG_FIT;
+        if (classes[a] > top) top = classes[a];
+    }
+    if (!(fit > 0.0) || s == 0) return 0.0;
+    const double querying = (double)(s - top) / (double)s;
+    const double candidates = grid_boxes_per_cell(d, n, fit, bulk) * (d == 2 ? 5.0 : 14.0);
+    const double bound = GRID_FIT_CANDIDATES * querying * (bp_grid_dense_available() ? 1.0 : 0.75) * (fitted ? 1.5 : 1.0);
+    return candidates <= bound ? fit : 0.0;
+}
+
 static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], double qlo[3], double qhi[3],
-                       double occ[3], bool *small_out) {
+                       double occ[3], bool *small_out, bool *fit_io) {
     const int d = f->dim;
     const size_t n = f->n;
     const size_t s = bp_sample_size(f);
@@ -169,10 +207,22 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     // Each box's smallest extent: a box's extent on an axis counts at most GRID_ELONGATION times
     // that, so long thin boxes (walls, beams) get cells sized by their thickness and go to levels
     // with long cells on their long axis; boxes of similar extents on every axis are unaffected.
+    // And its class for grid_fit_long: the axis it is long on (its longest), or d: not long.
+    size_t classes[4] = {0, 0, 0, 0};
     for (size_t j = 0; j < s; ++j) {
         const float *b = bp_sample_box(f, j);
         thin[j] = INFINITY;
         for (int a = 0; a < d; ++a) thin[j] = fmin(thin[j], (double)b[d + a] - (double)b[a]);
+        int cls = d;
+        double most = GRID_ELONGATION * thin[j];
+        for (int a = 0; a < d; ++a) {
+            const double e = (double)b[d + a] - (double)b[a];
+            if (e > most) {
+                most = e;
+                cls = a;
+            }
+        }
+        ++classes[cls];
     }
     double typical[3] = {0, 0, 0}, bulk[3] = {0, 0, 0}, along[3] = {0, 0, 0}, median[3] = {0, 0, 0};
     for (int a = 0; a < 3; ++a) occ[a] = 0.0;
@@ -201,7 +251,10 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
     double per_cell = (double)n;
     for (int a = 0; a < d; ++a)
         if (bulk[a] > factor * typical[a]) per_cell *= factor * typical[a] / bulk[a];
-    const bool crowded = per_cell >= GRID_DENSE_CELL_BOXES;
+    bool crowded = per_cell >= GRID_DENSE_CELL_BOXES;
+    const double fit = grid_fit_long(d, n, s, along, bulk, classes, *fit_io);
+    *fit_io = fit > 0.0 && !(user_cell > 0.0f);
+    if (*fit_io) crowded = grid_boxes_per_cell(d, n, fit, bulk) >= GRID_DENSE_CELL_BOXES;
     *small_out = true;
     for (int a = 0; a < d; ++a) {
         // Points (zero extent) still want a few boxes per cell: the spacing of the bulk where
@@ -230,6 +283,7 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
                 c = want / ldexp(1.0, (int)ceil(log2(want / c)));
             }
         }
+        if (*fit_io) c = fit;
         if (user_cell > 0.0f) c = (double)user_cell;
         // Everything identical: any positive cell will do; keep it relative to the coordinates.
         if (!(c > 0.0)) {
@@ -389,8 +443,8 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     const int d = f->dim;
     const float user = bp_context_def_of(g->base.ctx)->grid.cell_size;
     double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0}, occ[3];
-    bool small = false;
-    grid_ideal(f, user, cell, qlo, qhi, occ, &small);
+    bool small = false, fitted = g->have_geom && g->geom.fitted;
+    grid_ideal(f, user, cell, qlo, qhi, occ, &small, &fitted);
     grid_geom *G = &g->geom;
     if (g->have_geom && G->dim == d) {
         bool keep = true;
@@ -412,6 +466,7 @@ static bool grid_choose(bp_grid *g, const bp_frame *f) {
     grid_fit(G, d, lo, hi, cell);
     G->robust = robust;
     G->small = small;
+    G->fitted = fitted;
     g->have_geom = true;
     g->coarse = grid_coarseness(d, cell, G->cell);
     g->crowd_sample = grid_crowded_by_sample(d, f->n, G->cell, occ);
@@ -441,8 +496,8 @@ static bool grid_crowded_by_sample(int d, size_t n, const double got[3], const d
 bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
     const int d = f->dim;
     double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0}, occ[3], lo[3], hi[3], got[3];
-    bool small, robust;
-    grid_ideal(f, user_cell, cell, qlo, qhi, occ, &small);
+    bool small, robust, fitted = false;
+    grid_ideal(f, user_cell, cell, qlo, qhi, occ, &small, &fitted);
     grid_window(f, cell, qlo, qhi, lo, hi, &robust);
     // The cells grid_fit would take, from the cell count alone (the levels' keys may need a
     // little more).

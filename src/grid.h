@@ -51,6 +51,7 @@ typedef struct grid_geom {
     double wlo[3], whi[3];  // the window the cells cover
     bool robust;          // the window was cut to the bulk of the boxes (outliers clamped)
     bool small;           // crowded cells of boxes mostly far smaller than them (grid_ideal)
+    bool fitted;          // cells that hold the long boxes whole on every axis (grid_fit_long)
     int levels;
     int axis_levels[3];   // shifts per axis: 0 .. axis_levels[a] - 1 (1 past the dimension)
     int level_mul[3];     // level index = sum of shift[a] * level_mul[a] (x slowest)

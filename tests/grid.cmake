@@ -6,6 +6,6 @@ if(BP_LIBM)
   target_link_libraries(test_grid PRIVATE ${BP_LIBM})
 endif()
 foreach(case scenes random degenerate extreme query between nomem warm stop draw draw_lattice layouts crowding dense dense_ftz
-             far_clusters diagonal select)
+             far_clusters diagonal long_fit select)
   add_test(NAME grid.${case} COMMAND test_grid ${case})
 endforeach()

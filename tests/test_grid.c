@@ -1280,6 +1280,61 @@ static int test_diagonal(void) {
     return 0;
 }
 
+// Long boxes of two orientations (plates 20 x 0.8, half along x, half along y): where cells as
+// long as the plates would hold a few of them, every plate goes to one level of such cells (no
+// level queries another: grid_fit_long); crowded ten times as much, they keep cells sized by
+// their thickness, long cells for the long plates. Pairs as the sweep's either way.
+typedef struct cell_acc {
+    float shortest, longest_ratio;  // over the drawn cells (not the window)
+    size_t cells;
+} cell_acc;
+
+static void cell_box(const float *lo, const float *hi, int level, void *user) {
+    cell_acc *acc = user;
+    if (level <= 0) return;
+    const float w = hi[0] - lo[0], h = hi[1] - lo[1];
+    const float s = w < h ? w : h, l = w < h ? h : w;
+    if (s < acc->shortest) acc->shortest = s;
+    if (s > 0 && l / s > acc->longest_ratio) acc->longest_ratio = l / s;
+    acc->cells++;
+}
+
+static int test_long_fit(void) {
+    const size_t n = 20000;
+    float *boxes = malloc(n * 4 * sizeof(float));
+    CHECK(boxes);
+    for (int dense = 0; dense < 2; ++dense) {
+        // Plates per plate-length square: about 6 (sparse) or 60.
+        const double W = sqrt((double)n * 400.0 / (dense ? 60.0 : 6.0));
+        uint64_t R = g_seed * 31 + (uint64_t)dense;
+        for (size_t i = 0; i < n; ++i) {
+            const int ax = (int)(i & 1);
+            for (int a = 0; a < 2; ++a) {
+                const double h = a == ax ? 10.0 : 0.4, c = uni(&R, h, W - h);
+                boxes[i * 4 + a] = (float)(c - h);
+                boxes[i * 4 + 2 + a] = (float)(c + h);
+            }
+        }
+        bp_context *g = make_ctx(2, BP_METHOD_GRID, 0), *ref = make_ctx(2, BP_METHOD_SWEEP, 0);
+        CHECK(g && ref);
+        size_t pairs = 0;
+        for (int frame = 0; frame < 3; ++frame) CHECK(compare_frame(g, ref, 2, boxes, n, &pairs) == 0);
+        CHECK(pairs > n / 4);
+        cell_acc acc = {INFINITY, 0.0f, 0};
+        bp_debug_draw dd = {cell_box, &acc};
+        CHECK_OK(bp_debug_draw_structure(g, &dd));
+        printf("long_fit %s: %zu pairs, %zu cells drawn, shortest edge %g, longest ratio %g\n", dense ? "dense" : "sparse",
+               pairs, acc.cells, (double)acc.shortest, (double)acc.longest_ratio);
+        CHECK(acc.cells > 0);
+        if (dense) CHECK(acc.longest_ratio >= 4.0f);
+        else CHECK(acc.shortest >= 20.0f && acc.longest_ratio < 1.01f);
+        bp_context_destroy(g);
+        bp_context_destroy(ref);
+    }
+    free(boxes);
+    return 0;
+}
+
 // The grid's sample statistics by selection (bp_select_double) against a sort: every k of random
 // samples of 1 to 64 values, with many ties, all equal, sorted and reversed; the value and the
 // partition around it (nothing larger before k, nothing smaller after).
@@ -1324,6 +1379,7 @@ static const struct {
     {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
     {"draw_lattice", test_draw_lattice}, {"layouts", test_layouts}, {"crowding", test_crowding},
     {"dense", test_dense}, {"dense_ftz", test_dense_ftz}, {"far_clusters", test_far_clusters}, {"diagonal", test_diagonal},
+    {"long_fit", test_long_fit},
     {"select", test_select},
 };
 
