@@ -172,8 +172,9 @@ static double grid_boxes_per_cell(int d, size_t n, double c, const double bulk[3
 // Cells that hold the long boxes whole on every axis, or 0 for the usual ones (cells sized by
 // the boxes' thickness, long boxes in levels of long cells). Long boxes of several orientations,
 // or among short boxes, sit in levels that query one another: each querying box costs a region
-// and a search per row (about 150 ns), while in cells as long as the boxes, one level, each
-// candidate costs about 0.5 ns with the SIMD kernels (a few ns without). So cells fit the
+// and a row or two (about 150 cycles on `plates` 2D, for 7 candidates), while in cells as long
+// as the boxes, one level, a candidate costs about a cycle with the SIMD kernels (more with
+// the scalar loops: `plates` 2D 7.8 -> 5.6 ms there, `sticks` 2D 8.6 -> 14.5). So cells fit the
 // longest axis's median length (GRID_LONG_FIT) on every axis when a box's candidates there,
 // about (3^d + 1) / 2 cells' worth of boxes, are at most GRID_FIT_CANDIDATES times the share of
 // boxes that would query another level (all but the largest class of orientation, `classes`);
@@ -181,7 +182,7 @@ static double grid_boxes_per_cell(int d, size_t n, double c, const double bulk[3
 // that frames near the bound do not change cells, and re-sort, back and forth). `plates` 2D
 // 100,000 (half the plates along x, half along y; estimated 36 candidates a box, 30 tested):
 // 10.6 -> 3.4 ms a frame in a slow spell of the machine; `sticks` 2D (estimated 144, 119
-// tested): 6.6 ms either way with the SIMD kernels, 8.6 -> 14.5 without: kept; 3D: thousands.
+// tested): 6.6 ms either way with the SIMD kernels: kept; 3D: thousands (docs/grid.md).
 #define GRID_FIT_CANDIDATES 120.0
 static double grid_fit_long(int d, size_t n, size_t s, const double along[3], const double bulk[3],
                             const size_t classes[4], bool fitted) {
