@@ -160,12 +160,13 @@ static double grid_occupied(const double *cen, size_t s) {
     return len;
 }
 
-// Boxes per cell on average in cells of edge c: n times the share of the bulk a cell covers on
-// each axis (all of it on an axis where the bulk is thinner than a cell: `line`).
-static double grid_boxes_per_cell(int d, size_t n, double c, const double bulk[3]) {
+// Boxes per cell on average, for n boxes over lengths `span` (the bulk, or what the sample
+// occupies) in cells `cell`: n times the share of the span a cell covers on each axis (all of it
+// on an axis where the span is shorter than a cell: `line`).
+static double grid_boxes_per_cell(int d, size_t n, const double cell[3], const double span[3]) {
     double per_cell = (double)n;
     for (int a = 0; a < d; ++a)
-        if (bulk[a] > c) per_cell *= c / bulk[a];
+        if (span[a] > cell[a]) per_cell *= cell[a] / span[a];
     return per_cell;
 }
 
@@ -173,8 +174,9 @@ static double grid_boxes_per_cell(int d, size_t n, double c, const double bulk[3
 // the boxes' thickness, long boxes in levels of long cells). Long boxes of several orientations,
 // or among short boxes, sit in levels that query one another: each querying box costs a region
 // and a row or two (about 150 cycles on `plates` 2D, for 7 candidates), while in cells as long
-// as the boxes, one level, a candidate costs about a cycle with the SIMD kernels (more with
-// the scalar loops: `plates` 2D 7.8 -> 5.6 ms there, `sticks` 2D 8.6 -> 14.5). So cells fit the
+// as the boxes, one level, the whole frame costs under 2 cycles a candidate with the SIMD
+// kernels (`plates` 2D 100,000: 2.1 ms for 3.0M; more with the scalar loops: 7.8 -> 5.6 ms
+// there against the long cells, `sticks` 2D 8.6 -> 14.5). So cells fit the
 // longest axis's median length (GRID_LONG_FIT) on every axis when a box's candidates there,
 // about (3^d + 1) / 2 cells' worth of boxes, are at most GRID_FIT_CANDIDATES times the share of
 // boxes that would query another level (all but the largest class of orientation, `classes`);
@@ -183,9 +185,10 @@ static double grid_boxes_per_cell(int d, size_t n, double c, const double bulk[3
 // 100,000 (half the plates along x, half along y; estimated 36 candidates a box, 30 tested):
 // 10.6 -> 3.4 ms a frame in a slow spell of the machine; `sticks` 2D (estimated 144, 119
 // tested): 6.6 ms either way with the SIMD kernels: kept; 3D: thousands (docs/grid.md).
+// *per_cell: the boxes a cell of the fit holds (set where the long boxes have a length to fit).
 #define GRID_FIT_CANDIDATES 120.0
 static double grid_fit_long(int d, size_t n, size_t s, const double along[3], const double bulk[3],
-                            const size_t classes[4], bool fitted) {
+                            const size_t classes[4], bool fitted, double *per_cell) {
     double fit = 0.0;
     size_t top = classes[d];
     for (int a = 0; a < d; ++a) {
@@ -194,7 +197,9 @@ static double grid_fit_long(int d, size_t n, size_t s, const double along[3], co
     }
     if (!(fit > 0.0) || s == 0) return 0.0;
     const double querying = (double)(s - top) / (double)s;
-    const double candidates = grid_boxes_per_cell(d, n, fit, bulk) * (d == 2 ? 5.0 : 14.0);
+    const double cells[3] = {fit, fit, fit};
+    *per_cell = grid_boxes_per_cell(d, n, cells, bulk);
+    const double candidates = *per_cell * (d == 2 ? 5.0 : 14.0);
     const double bound = GRID_FIT_CANDIDATES * querying * (bp_grid_dense_available() ? 1.0 : 0.75) * (fitted ? 1.5 : 1.0);
     return candidates <= bound ? fit : 0.0;
 }
@@ -246,16 +251,14 @@ static void grid_ideal(const bp_frame *f, float user_cell, double cell[3], doubl
         bulk[a] = (qhi[a] - qlo[a]) / 0.9;
         occ[a] = grid_occupied(cen, s) / 0.9;
     }
-    // Boxes per cell on average with the usual cells: n times the share of the bulk a cell
-    // covers on each axis (all of it on an axis where the bulk is thinner than a cell: `line`).
+    // Boxes per cell on average with the usual cells, or with cells that fit the long boxes.
     const double factor = d == 2 ? GRID_CELL_FACTOR_2D : GRID_CELL_FACTOR_3D;
-    double per_cell = (double)n;
-    for (int a = 0; a < d; ++a)
-        if (bulk[a] > factor * typical[a]) per_cell *= factor * typical[a] / bulk[a];
-    bool crowded = per_cell >= GRID_DENSE_CELL_BOXES;
-    const double fit = grid_fit_long(d, n, s, along, bulk, classes, *fit_io);
+    const double usual[3] = {factor * typical[0], factor * typical[1], factor * typical[2]};
+    double per_cell = grid_boxes_per_cell(d, n, usual, bulk), per_fit = 0.0;
+    const double fit = grid_fit_long(d, n, s, along, bulk, classes, *fit_io, &per_fit);
     *fit_io = fit > 0.0 && !(user_cell > 0.0f);
-    if (*fit_io) crowded = grid_boxes_per_cell(d, n, fit, bulk) >= GRID_DENSE_CELL_BOXES;
+    if (*fit_io) per_cell = per_fit;
+    const bool crowded = per_cell >= GRID_DENSE_CELL_BOXES;
     *small_out = true;
     for (int a = 0; a < d; ++a) {
         // Points (zero extent) still want a few boxes per cell: the spacing of the bulk where
@@ -488,10 +491,7 @@ static double grid_coarseness(int d, const double want[3], const double got[3]) 
 // 35 (for the 3 their boxes want), 150 boxes a cell; a sparse world coarsened as much still has
 // nearly empty cells.
 static bool grid_crowded_by_sample(int d, size_t n, const double got[3], const double occ[3]) {
-    double per_cell = (double)n;
-    for (int a = 0; a < d; ++a)
-        if (occ[a] > got[a]) per_cell *= got[a] / occ[a];
-    return per_cell >= GRID_DENSE_CELL_BOXES;
+    return grid_boxes_per_cell(d, n, got, occ) >= GRID_DENSE_CELL_BOXES;
 }
 
 bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
