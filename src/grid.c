@@ -594,7 +594,7 @@ static bp_status grid_reserve(bp_grid *g, size_t n, int d) {
     BP_RESERVE_DISCARD(ctx, g->mpos, g->mpos_cap, m);
     BP_RESERVE_DISCARD(ctx, g->oboxes, g->oboxes_cap, fl);
     // The six arrays of crowded 3D frames (grid_sort_cells), each 64-byte aligned.
-    g->soa_stride = (m + 15) & ~(size_t)15;
+    g->soa_stride = (m + 31) & ~(size_t)31;
     if (grid_sorts_cells(g, n)) BP_RESERVE_DISCARD(ctx, g->soa, g->soa_cap, 6 * g->soa_stride);
     return BP_OK;
 }
@@ -1695,10 +1695,25 @@ static void grid_sort_cells_range(bp_grid *g, size_t b, size_t e) {
         memcpy(bx + 6 * j, t, sizeof t);
         ids[j] = id;
     }
-    float *BP_RESTRICT out = g->soa;
+    int16_t *BP_RESTRICT out = g->soa;
     const size_t w = g->soa_stride;
     for (int a = 0; a < 6; ++a)
-        for (size_t i = b; i < e; ++i) out[(size_t)a * w + i] = bx[6 * i + a];
+        for (size_t i = b; i < e; ++i) out[(size_t)a * w + i] = grid_code(&g->codes, a, bx[6 * i + a]);
+}
+
+// The codes of the frame's six arrays (grid_code): half the window of the cells, about its
+// centre (a float), to +-GRID_CODE_SPAN on each axis; -max values about minus the centre.
+static void grid_codes_set(bp_grid *g) {
+    const grid_geom *G = &g->geom;
+    for (int a = 0; a < 3; ++a) {
+        const double half = 0.5 * (G->whi[a] - G->wlo[a]);
+        const float o = (float)(0.5 * G->wlo[a] + 0.5 * G->whi[a]);
+        // s = 0 where the window is empty or beyond doubles: every code equal, the floats decide.
+        const double s = half > 0.0 && isfinite(o) ? GRID_CODE_SPAN / half : 0.0;
+        g->codes.o[a] = (double)o;
+        g->codes.o[3 + a] = -(double)o;
+        g->codes.s[a] = g->codes.s[3 + a] = isfinite(s) ? s : 0.0;
+    }
 }
 
 // The first position at or after i where a cell starts (n at most).
@@ -1737,6 +1752,7 @@ static void grid_sort_cells_task(void *user, uint32_t t, uint32_t worker) {
 static bp_status grid_sort_cells(bp_grid *g, size_t n) {
     g->xsorted = false;
     if (!grid_sorts_cells(g, n)) return BP_OK;
+    grid_codes_set(g);
     grid_cells_job j = {g, n, bp_par_tasks(g->base.ctx, n, BP_PAR_GRAIN_MAP)};
     if (j.tasks > 1) {
         const bp_status st = bp_par_run(g->base.ctx, j.tasks, grid_sort_cells_task, &j);
@@ -1746,7 +1762,7 @@ static bp_status grid_sort_cells(bp_grid *g, size_t n) {
     }
     // The padding boxes, as in g->boxes (their keys end every run).
     for (int a = 0; a < 6; ++a)
-        for (size_t i = n; i < n + GRID_PAD; ++i) g->soa[(size_t)a * g->soa_stride + i] = 0.0f;
+        for (size_t i = n; i < n + GRID_PAD; ++i) g->soa[(size_t)a * g->soa_stride + i] = 0;
     g->xsorted = true;
     atomic_fetch_add_explicit(&bp_grid_sorted_frames, 1, memory_order_relaxed);
     return BP_OK;
@@ -2024,7 +2040,7 @@ static bp_status grid_validate(const bp_algorithm *m, const bp_frame *f) {
         }
     }
     if (covered != n) return BP_ERR_INVALID_ARG;
-    // Sorted cells: by min on the level's key axis; the six arrays hold the stored boxes.
+    // Sorted cells: by min on the level's key axis; the six arrays hold the stored boxes' codes.
     for (int o = 0; g->xsorted && o < g->occupied_count; ++o) {
         const grid_level *L = &G->lv[g->occupied[o]];
         const int ax = L->kax[0];
@@ -2033,7 +2049,8 @@ static bp_status grid_validate(const bp_algorithm *m, const bp_frame *f) {
     }
     for (size_t j = 0; g->xsorted && j < n; ++j)
         for (int a = 0; a < 6; ++a)
-            if (g->soa[(size_t)a * g->soa_stride + j] != g->boxes[6 * j + a]) return BP_ERR_INVALID_ARG;
+            if (g->soa[(size_t)a * g->soa_stride + j] != grid_code(&g->codes, a, g->boxes[6 * j + a]))
+                return BP_ERR_INVALID_ARG;
     return bp_check_permutation(m->ctx, g->perm, n);
 }
 

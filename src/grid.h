@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "method.h"
 
@@ -59,6 +60,32 @@ typedef struct grid_geom {
     grid_level lv[GRID_MAX_LEVELS];
 } grid_geom;
 
+// 16-bit codes of stored values (min x, y, z, -max x, y, z: value k of a stored box), for the
+// AVX-512 kernel over crowded 3D frames (bp_grid.soa): code k of x is (x - o[k]) * s[k] in double,
+// clamped to +-GRID_CODE_MAX and truncated. Monotone in x, so for a stored value v and a probe's p,
+// code(v) < code(p) means v < p and code(v) > code(p) means v > p; only equal codes need the
+// floats (grid_dense.c). The window of the cells maps to +-GRID_CODE_SPAN, so a code step is
+// 1/30,000 of half the window (`sizes` 3D 100,000: 0.007 against boxes 0.2 to 60 wide), and
+// the floats are rarely needed. Subnormal x counts as 0 (decided on its bits), o[k] is a float,
+// so no operation meets a subnormal: the codes are the same whatever a thread's MXCSR says
+// (flush to zero, denormals are zero), as the thread that writes them and the threads that probe
+// them may differ.
+#define GRID_CODE_SPAN 30000.0
+#define GRID_CODE_MAX 32000.0
+typedef struct grid_codes {
+    double o[6], s[6];
+} grid_codes;
+
+static inline int16_t grid_code(const grid_codes *q, int k, float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7F800000u) == 0) x = 0.0f;
+    double t = ((double)x - q->o[k]) * q->s[k];
+    t = t > -GRID_CODE_MAX ? t : -GRID_CODE_MAX;  // (NaN: -GRID_CODE_MAX)
+    t = t < GRID_CODE_MAX ? t : GRID_CODE_MAX;
+    return (int16_t)(int32_t)t;
+}
+
 typedef struct bp_grid {
     bp_algorithm base;
     grid_geom geom;
@@ -102,11 +129,13 @@ typedef struct bp_grid {
     // AVX-512: each cell's boxes sorted by their min on the level's key axis kax[0], so that a
     // run along a row of the level is sorted by it too and stops at the first box that starts
     // past the probe (xsorted; grid_sort_cells); and, for the AVX-512 kernel, the boxes again as
-    // six arrays of soa_stride floats (min x, y, z, -max x, y, z), which it compares 16
-    // lanes at a time without shuffles.
+    // six arrays of soa_stride 16-bit codes of (min x, y, z, -max x, y, z) (grid_code, codes: the
+    // frame's), which it compares 16 lanes at a time without shuffles, in half the bytes of
+    // floats.
     bool xsorted;
-    float *soa;
+    int16_t *soa;
     size_t soa_cap, soa_stride;
+    grid_codes codes;
     // For AUTO (bp_grid_was_too_coarse): how much coarser the geometry's cells are than wanted
     // (the largest ratio over the axes), whether the sample says they are crowded, and whether
     // the last call tested GRID_COARSE_CHECKS candidates a box or more.
@@ -347,7 +376,8 @@ bp_status bp_grid_dense_rows(const bp_grid *g, const float *a, uint32_t id, cons
 // stop), each as bp_grid_dense_run tests it, with the probe built once.
 bp_status bp_grid_dense_runs(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *lim,
                              size_t nr, int stop, bp_sink *sink, uint64_t *checks);
-// Whether this build and CPU have the kernel that reads the six arrays of bp_grid.soa (AVX-512),
+// Whether this build and CPU have the kernel that reads the six arrays of bp_grid.soa (AVX-512 F,
+// BW and VL),
 // whatever bp_grid_dense_mode: the frames that sort their cells for it (grid_sort_cells) do so
 // in every mode, so that the modes give the same pairs in the same order.
 bool bp_grid_dense_soa_possible(void);

@@ -33,7 +33,8 @@ static bool grid_dense_256(void) { return bp_cpu_avx2() && __builtin_cpu_support
 
 bool bp_grid_dense_soa_possible(void) {
 #if defined(GRID_DENSE_HAVE_512)
-    return bp_cpu_avx512() && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+    return bp_cpu_avx512() && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 #else
     return false;
 #endif
@@ -86,13 +87,14 @@ typedef struct grid_dense_src {
     const uint32_t *BP_RESTRICT keys;
     const float *BP_RESTRICT bx;
     const uint32_t *BP_RESTRICT ids;
-    const float *BP_RESTRICT soa;  // NULL: none
+    const int16_t *BP_RESTRICT soa;  // NULL: none
+    const grid_codes *codes;         // soa's
     size_t stride;
     int stop;
 } grid_dense_src;
 
 static inline grid_dense_src grid_dense_src_of(const bp_grid *g, int stop) {
-    grid_dense_src s = {g->keys, g->boxes, g->perm, g->xsorted ? g->soa : NULL, g->soa_stride, stop};
+    grid_dense_src s = {g->keys, g->boxes, g->perm, g->xsorted ? g->soa : NULL, &g->codes, g->soa_stride, stop};
     return s;
 }
 
@@ -177,7 +179,7 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
         const uint32_t *BP_RESTRICT keys = src->keys;                                                          \
         const float *BP_RESTRICT bx = src->bx;                                                                 \
         const int d = g->geom.dim;                                                                             \
-        const PATT pat = d == 2 ? PAT2(a) : PAT3(a);                                                           \
+        const PATT pat = d == 2 ? PAT2(a) : PAT3(src, a);                                                      \
         const grid_probe pr = grid_probe_make(a, d);                                                           \
         const grid_stop sp = grid_stop_make(a, d, src->stop);                                                  \
         const bool always = bp_grid_dense_mode >= GRID_DENSE_ALWAYS;                                           \
@@ -208,7 +210,7 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
         const bp_grid *g, const grid_dense_src *src, const float *a, uint32_t id, const size_t *start,        \
         const uint32_t *lim, size_t nr, bp_sink *sink, uint64_t *checks, const int v) {                        \
         const int d = g->geom.dim;                                                                             \
-        const PATT pat = d == 2 ? PAT2(a) : PAT3(a);                                                           \
+        const PATT pat = d == 2 ? PAT2(a) : PAT3(src, a);                                                      \
         uint64_t c = 0;                                                                                        \
         bp_status st = BP_OK;                                                                                  \
         for (size_t r = 0; r < nr && st == BP_OK; ++r)                                                         \
@@ -226,7 +228,7 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
 #endif
 
 #if defined(GRID_DENSE_HAVE_512)
-#define GRID_DENSE_T512 __attribute__((target("avx512f,bmi2,popcnt")))
+#define GRID_DENSE_T512 __attribute__((target("avx512f,avx512bw,avx512vl,bmi2,popcnt")))
 
 // Writes the pairs (id, ids[t]) for the lanes t set in `hit` (16 lanes) at out, in lane order,
 // canonical (smaller index first) as bp_sink_put writes them; returns how many. The hits' ids
@@ -251,6 +253,7 @@ GRID_DENSE_T512 static inline size_t grid_dense_put16(bp_pair *out, uint32_t id,
 typedef struct grid_pat512 {
     __m512 v[3];
     float q[6];
+    int16_t c[6];  // the codes of q, where the frame has the six arrays (grid_code)
 } grid_pat512;
 
 static inline void grid_dense_probe_values(const float *a, int d, float q[6]) {
@@ -267,6 +270,7 @@ GRID_DENSE_T512 static inline grid_pat512 grid_dense_pat2_512(const float *a) {
     p.v[1] = p.v[2] = p.v[0];
     grid_dense_probe_values(a, 2, p.q);
     p.q[4] = p.q[5] = 0.0f;
+    memset(p.c, 0, sizeof p.c);
     return p;
 }
 
@@ -327,7 +331,7 @@ GRID_DENSE_T512 static inline unsigned grid_dense_hits3_512(const float *b, cons
     return (unsigned)_pext_u64(t4 & (t >> 4), 0x41041041041ull);
 }
 
-GRID_DENSE_T512 static inline grid_pat512 grid_dense_pat3_512(const float *a) {
+GRID_DENSE_T512 static inline grid_pat512 grid_dense_pat3_512(const grid_dense_src *s, const float *a) {
     // Float f of a group of 8 boxes compares against probe value f mod 6, the probe being
     // (-a[3], -a[4], -a[5], -a[0], -a[1], -a[2]): permutes of a's 6 floats in a register (built
     // through memory, the 64-byte load waited on six scalar stores).
@@ -338,51 +342,93 @@ GRID_DENSE_T512 static inline grid_pat512 grid_dense_pat3_512(const float *a) {
     p.v[1] = _mm512_castsi512_ps(_mm512_permutexvar_epi32(_mm512_setr_epi32(1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4), av));
     p.v[2] = _mm512_castsi512_ps(_mm512_permutexvar_epi32(_mm512_setr_epi32(5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2), av));
     grid_dense_probe_values(a, 3, p.q);
+    for (int k = 0; k < 6; ++k) p.c[k] = s->soa ? grid_code(s->codes, k, p.q[k]) : 0;
     return p;
 }
 
-// The 3D run over the six arrays. A box is a hit when each of its six stored values is at or
-// below the probe's: when the largest of the six differences is <= 0 (exact: the difference of
-// two finite floats is 0 only when they are equal and keeps their order's sign, as long as
-// results are not flushed to zero: grid_dense_ftz). So a step makes one mask
-// where six compares made six: on Zen 4 the compares into mask registers, not the loads or the
-// arithmetic, bound the step. A step whose last lane is in the run and before the stop has all
-// its lanes there (keys and, with a stop, min x sorted): two scalar tests, no mask; the last step
-// of a run takes the lanes in the run and before the stop (a prefix) from compares, once. The
+// Of the lanes `lanes` of the 16 stored boxes from j: those whose floats are all at or below the
+// probe's q (the test the codes left open: equal codes).
+static inline unsigned grid_dense_exact(const float *bx, size_t j, unsigned lanes, const float q[6]) {
+    unsigned hit = 0;
+    for (; lanes; lanes &= lanes - 1) {
+        const unsigned l = (unsigned)__builtin_ctz(lanes);
+        const float *b = bx + 6 * (j + l);
+        hit |= (unsigned)((b[0] <= q[0]) & (b[1] <= q[1]) & (b[2] <= q[2]) & (b[3] <= q[3]) & (b[4] <= q[4]) &
+                          (b[5] <= q[5]))
+               << l;
+    }
+    return hit;
+}
+
+// Whether stored box t starts (its min x) at or before the probe's max x (qx, code cx): by the
+// codes, and by the floats where the codes are equal.
+GRID_DENSE_T512 static inline bool grid_dense_starts_in(const int16_t *X, const float *bx, size_t t, int16_t cx, float qx) {
+    return X[t] < cx || (X[t] == cx && bx[6 * t] <= qx);
+}
+
+// The 3D run over the six arrays of codes (grid_code). A box is a hit when each of its six stored
+// values is at or below the probe's. The codes keep the order of the values, so the largest of
+// the six code differences (saturated: the sign and zero stay exact) says it for most boxes:
+// below 0, every value is below the probe's (a hit); above 0, one is above (not); 0, a value's
+// code equals the probe's and the floats decide (grid_dense_exact). Half the bytes of the floats
+// a step, and 256-bit operations, which Zen 4 runs in one pass where 512-bit ones take two:
+// `sizes` 3D 100,000 went from 51.3 to 44.6 ms (medians of 6 alternating runs; docs/grid.md,
+// "Codes"). A step whose last lane is in the run and before the stop has all its lanes there
+// (keys and, with a stop, min x sorted): two scalar tests, no mask; the last step of a run takes
+// the lanes in the run and before the stop (a prefix) from compares, once. The stop is decided as
+// grid_dense_starts_in does, so the run's length, its checks, are the stored boxes' exactly. The
 // candidates are counted from the run's length.
 GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_soa_512(const grid_dense_src *s, size_t j, size_t end,
                                                                            uint32_t lim, const grid_pat512 *p, uint32_t id,
                                                                            bp_sink *sink, uint64_t *c, const bool stops) {
     const uint32_t *BP_RESTRICT keys = s->keys, *BP_RESTRICT ids = s->ids;
-    const float *BP_RESTRICT X = s->soa;
+    const int16_t *BP_RESTRICT X = s->soa;
+    const float *BP_RESTRICT bx = s->bx;
     const size_t W = s->stride, j0 = j;
+    const int16_t cx = p->c[0];
     const float qx = p->q[0];
-    const __m512 q0 = _mm512_set1_ps(qx), q1 = _mm512_set1_ps(p->q[1]), q2 = _mm512_set1_ps(p->q[2]);
-    const __m512 q3 = _mm512_set1_ps(p->q[3]), q4 = _mm512_set1_ps(p->q[4]), q5 = _mm512_set1_ps(p->q[5]);
-    const __m512 zero = _mm512_setzero_ps();
+    const __m256i q0 = _mm256_set1_epi16(cx), q1 = _mm256_set1_epi16(p->c[1]), q2 = _mm256_set1_epi16(p->c[2]);
+    const __m256i q3 = _mm256_set1_epi16(p->c[3]), q4 = _mm256_set1_epi16(p->c[4]), q5 = _mm256_set1_epi16(p->c[5]);
+    const __m256i zero = _mm256_setzero_si256();
     grid_dense_out o = grid_dense_open(sink);
     bp_status st = BP_OK;
     for (;;) {
         st = grid_dense_room(sink, &o);
         if (BP_UNLIKELY(st != BP_OK)) break;
-        // Two bases and the stride address the six arrays (base + stride x 4 or 8 bytes).
-        const float *P0 = X + j, *P3 = P0 + 3 * W;
-        const __m512 m = _mm512_max_ps(
-            _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_loadu_ps(P0), q0), _mm512_sub_ps(_mm512_loadu_ps(P0 + W), q1)),
-                          _mm512_max_ps(_mm512_sub_ps(_mm512_loadu_ps(P0 + 2 * W), q2), _mm512_sub_ps(_mm512_loadu_ps(P3), q3))),
-            _mm512_max_ps(_mm512_sub_ps(_mm512_loadu_ps(P3 + W), q4), _mm512_sub_ps(_mm512_loadu_ps(P3 + 2 * W), q5)));
+        // Two bases and the stride address the six arrays.
+        const int16_t *P0 = X + j, *P3 = P0 + 3 * W;
+#define GRID_DENSE_LD(P) _mm256_loadu_si256((const __m256i *)(const void *)(P))
+        const __m256i m = _mm256_max_epi16(
+            _mm256_max_epi16(_mm256_max_epi16(_mm256_subs_epi16(GRID_DENSE_LD(P0), q0), _mm256_subs_epi16(GRID_DENSE_LD(P0 + W), q1)),
+                             _mm256_max_epi16(_mm256_subs_epi16(GRID_DENSE_LD(P0 + 2 * W), q2), _mm256_subs_epi16(GRID_DENSE_LD(P3), q3))),
+            _mm256_max_epi16(_mm256_subs_epi16(GRID_DENSE_LD(P3 + W), q4), _mm256_subs_epi16(GRID_DENSE_LD(P3 + 2 * W), q5)));
+#undef GRID_DENSE_LD
+        unsigned hit = _mm256_cmpgt_epi16_mask(zero, m);
+        const unsigned open = _mm256_cmpeq_epi16_mask(m, zero);
         const size_t t = j + 15;
-        if (keys[t] <= lim && t < end && (!stops || X[t] <= qx)) {
-            o.count += grid_dense_put16(o.buf + o.count, id, ids + j, (unsigned)_mm512_cmp_ps_mask(m, zero, _CMP_LE_OQ));
+        if (keys[t] <= lim && t < end && (!stops || grid_dense_starts_in(X, bx, t, cx, qx))) {
+            if (BP_UNLIKELY(open)) hit |= grid_dense_exact(bx, j, open, p->q);
+            o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit);
             j += 16;
             continue;
         }
-        __mmask16 go = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), _mm512_set1_epi32((int)lim));
-        if (end != SIZE_MAX) go &= (__mmask16)grid_dense_below(j, end, 16);
-        const __mmask16 hit = _mm512_mask_cmp_ps_mask(go, m, zero, _CMP_LE_OQ);
-        o.count += grid_dense_put16(o.buf + o.count, id, ids + j, (unsigned)hit);
-        if (stops) go = _mm512_mask_cmp_ps_mask(go, _mm512_loadu_ps(P0), q0, _CMP_LE_OQ);
-        j += (unsigned)__builtin_popcount((unsigned)go);
+        unsigned go = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), _mm512_set1_epi32((int)lim));
+        if (end != SIZE_MAX) go &= grid_dense_below(j, end, 16);
+        if (open & go) hit |= grid_dense_exact(bx, j, open & go, p->q);
+        o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit & go);
+        if (stops) {
+            // The lanes that start at or before the probe's max x: a prefix (sorted by it).
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)P0);
+            go &= _mm256_cmple_epi16_mask(x, q0);
+            for (unsigned eq = go & _mm256_cmpeq_epi16_mask(x, q0); eq; eq &= eq - 1) {
+                const unsigned l = (unsigned)__builtin_ctz(eq);
+                if (!(bx[6 * (j + l)] <= qx)) {
+                    go &= (1u << l) - 1u;
+                    break;
+                }
+            }
+        }
+        j += (unsigned)__builtin_popcount(go);
         break;
     }
     sink->count = o.count;
@@ -431,18 +477,14 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_512(const gr
 GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_run3_512(const grid_dense_src *s, size_t j, size_t end,
                                                                       uint32_t lim, const float *a, uint32_t id,
                                                                       bp_sink *sink, uint64_t *c, const int v) {
-    const grid_pat512 pat = grid_dense_pat3_512(a);
+    const grid_pat512 pat = grid_dense_pat3_512(s, a);
     return grid_dense_scan3_512(s, j, end, lim, &pat, id, sink, c, v);
 }
 
-// Whether this thread flushes results too small for a normal float to zero (MXCSR's FTZ, which
-// a caller or a task hook's thread may set): the six arrays' kernel, which relies on exact
-// differences, then gives way to the stored boxes' (the same pairs, order and checks).
-static inline bool grid_dense_ftz(void) { return (_mm_getcsr() & 0x8000u) != 0; }
-
-// The variant for a source: the six arrays where the frame has them.
+// The variant for a source: the six arrays where the frame has them (their codes and the
+// kernel's integer compares do not depend on MXCSR: grid_code).
 static inline int grid_dense_variant_512(const grid_dense_src *s) {
-    if (s->soa && s->stop <= 0 && !grid_dense_ftz()) return s->stop == 0 ? GRID_V_SOA : GRID_V_SOA_ALL;
+    if (s->soa && s->stop <= 0) return s->stop == 0 ? GRID_V_SOA : GRID_V_SOA_ALL;
     return s->stop >= 0 ? GRID_V_STOP : GRID_V_PLAIN;
 }
 
@@ -562,7 +604,8 @@ GRID_DENSE_T256 static inline bp_status grid_dense_scan2_256(const grid_dense_sr
 
 // 3D: one 8-float compare a box (its 6 floats and 2 of the next, which the probe's +infinity
 // lanes pass).
-GRID_DENSE_T256 static inline grid_pat256 grid_dense_pat3_256(const float *a) {
+GRID_DENSE_T256 static inline grid_pat256 grid_dense_pat3_256(const grid_dense_src *s, const float *a) {
+    (void)s;
     const grid_pat256 p = {_mm256_setr_ps(-a[3], -a[4], -a[5], -a[0], -a[1], -a[2], INFINITY, INFINITY)};
     return p;
 }
@@ -609,7 +652,7 @@ GRID_DENSE_T256 static inline bp_status grid_dense_run2_256(const grid_dense_src
 GRID_DENSE_T256 static GRID_DENSE_INLINE bp_status grid_dense_run3_256(const grid_dense_src *s, size_t j, size_t end,
                                                                       uint32_t lim, const float *a, uint32_t id,
                                                                       bp_sink *sink, uint64_t *c, const int v) {
-    const grid_pat256 pat = grid_dense_pat3_256(a);
+    const grid_pat256 pat = grid_dense_pat3_256(s, a);
     return grid_dense_scan3_256(s, j, end, lim, &pat, id, sink, c, v);
 }
 

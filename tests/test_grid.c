@@ -1125,6 +1125,26 @@ static int test_dense(void) {
         CHECK(dense_compare("sizes", dim, boxes, n, FRAMES, 0.0f) == 0);
         if (dim == 3 && bp_grid_dense_soa_possible()) CHECK(bp_grid_sorted_frames > sorted_before);
         if (dim == 2) CHECK(bp_grid_sorted_frames == sorted_before);
+        // 4b. The same with a few boxes far outside the stage, in touching pairs: the cells'
+        // window is cut to the bulk, so in 3D their codes in the six arrays are clamped to the
+        // same extreme and only the floats can tell touching from one float step apart (pairs
+        // 2k, 2k + 1 touch on x; pairs 2k + 1, 2k + 2 are one step apart).
+        for (size_t k = 0; k < 40; ++k) {
+            float *b = buf[0] + (n - 40 + k) * w;
+            for (int a = 0; a < dim; ++a) b[a] = 1e5f + (float)(k / 2) * 3.0f * (a > 0), b[dim + a] = b[a] + 1.0f;
+            if (k % 2) {
+                const float *p = b - w;
+                b[0] = p[dim];  // touching its partner
+                b[dim] = b[0] + 1.0f;
+            } else if (k > 0) {
+                b[0] = nextafterf(b[-w + dim], INFINITY);  // one step clear of the box before
+                b[dim] = b[0] + 1.0f;
+            }
+            memcpy(buf[1] + (n - 40 + k) * w, b, w * sizeof(float));
+        }
+        const unsigned long long sorted_before_far = bp_grid_sorted_frames;
+        CHECK(dense_compare("sizes far", dim, boxes, n, FRAMES, 0.0f) == 0);
+        if (dim == 3 && bp_grid_dense_soa_possible()) CHECK(bp_grid_sorted_frames > sorted_before_far);
         // 5. A seed-like crowd (circles of radius 5, hundreds a cell), two frames (the second
         // coherent), and a larger one whose second frame streams (a million pairs and more).
         const size_t crowd[2] = {3000, MAXN};
@@ -1143,13 +1163,13 @@ static int test_dense(void) {
     return 0;
 }
 
-// The six arrays' kernel tests a box by the largest of six differences, exact only while results
-// too small for a normal float are kept: a thread with MXCSR's flush-to-zero set (a game engine's,
-// or a task hook's worker) takes the stored boxes' kernel instead. A sorted 3D crowd at tiny
-// coordinates (around 1e-35, where one float step is about 1e-41, below the smallest normal),
-// with partners one float step clear of a box on x (no pair: the difference flushed to zero
-// would read as touching) and partners touching it exactly (a pair), against brute force, with
-// flush-to-zero off and on.
+// The six arrays' kernel compares 16-bit codes of the stored values and leaves equal codes to the
+// floats; the codes must not depend on MXCSR (a game engine's thread, or a task hook's worker,
+// may flush results too small for a normal float to zero, or read such inputs as zero). A sorted
+// 3D crowd at tiny coordinates (around 1e-35, where one float step is about 1e-42, below the
+// smallest normal), with partners one float step clear of a box on x (no pair) and partners
+// touching it exactly (a pair), against brute force, with flush-to-zero and denormals-are-zero
+// off and on.
 static int test_dense_ftz(void) {
 #if defined(__SSE__) || defined(__x86_64__)
     if (!bp_grid_dense_soa_possible()) {
@@ -1178,8 +1198,9 @@ static int test_dense_ftz(void) {
     }
     const size_t n = N + 2 * PARTNERS;
     const unsigned int csr = _mm_getcsr();
-    for (int ftz = 0; ftz <= 1; ++ftz) {
-        _mm_setcsr(ftz ? csr | 0x8000u : csr & ~0x8000u);
+    const unsigned int modes[4] = {0u, 0x8000u, 0x0040u, 0x8040u};  // none, FTZ, DAZ, both
+    for (int mode = 0; mode < 4; ++mode) {
+        _mm_setcsr((csr & ~0x8040u) | modes[mode]);
         bp_context *g = make_ctx(dim, BP_METHOD_GRID, 0), *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
         CHECK(g && b);
         const unsigned long long sorted_before = bp_grid_sorted_frames;
