@@ -1672,7 +1672,7 @@ _Atomic unsigned long long bp_grid_sorted_frames;
 // Sorts the cells among sorted positions [b, e) (whole cells) by their boxes' min on the level's
 // key axis kax[0], boxes and ids together: an insertion sort, as the order is last frame's and
 // the boxes moved little. Ties keep their order, so the result is the same whatever the tasks.
-// Then the six arrays of those positions.
+// Then the six arrays' codes of those positions (grid_code).
 static void grid_sort_cells_range(bp_grid *g, size_t b, size_t e) {
     const grid_geom *G = &g->geom;
     const uint32_t *BP_RESTRICT keys = g->keys;

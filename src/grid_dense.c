@@ -79,7 +79,7 @@ static inline unsigned grid_dense_below(size_t j, size_t end, unsigned w) {
     return end - j >= w ? (1u << w) - 1u : (1u << (end - j)) - 1u;
 }
 
-// What the runs read: the sorted frame; in crowded 3D frames the boxes again as six arrays
+// What the runs read: the sorted frame; in crowded 3D frames the boxes' codes as six arrays
 // (bp_grid.soa); and the axis on which a run's boxes are sorted by their min (bp_grid.xsorted: a
 // run along a row of the level, then stop = the level's kax[0]), where it ends at the first box
 // that starts past the probe's max: the boxes after it start further still. -1: no stop.

@@ -1211,7 +1211,7 @@ static int test_dense_ftz(void) {
         bp_context_destroy(b);
         _mm_setcsr(csr);
         CHECK(r == 0);
-        CHECK(sorted > 0);  // the frame took the sorted cells (and so the six arrays or their fallback)
+        CHECK(sorted > 0);  // the frame took the sorted cells (and so the six arrays of codes)
         CHECK(pairs > (size_t)PARTNERS);
     }
     free(boxes);
