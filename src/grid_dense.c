@@ -253,7 +253,8 @@ GRID_DENSE_T512 static inline size_t grid_dense_put16(bp_pair *out, uint32_t id,
 typedef struct grid_pat512 {
     __m512 v[3];
     float q[6];
-    int16_t c[6];  // the codes of q, where the frame has the six arrays (grid_code)
+    int16_t c[6];    // the codes of q, where the frame has the six arrays (grid_code)
+    grid_probe pr;   // for the boxes whose codes leave the test to the floats
 } grid_pat512;
 
 static inline void grid_dense_probe_values(const float *a, int d, float q[6]) {
@@ -271,6 +272,7 @@ GRID_DENSE_T512 static inline grid_pat512 grid_dense_pat2_512(const float *a) {
     grid_dense_probe_values(a, 2, p.q);
     p.q[4] = p.q[5] = 0.0f;
     memset(p.c, 0, sizeof p.c);
+    p.pr = grid_probe_make(a, 2);
     return p;
 }
 
@@ -343,19 +345,17 @@ GRID_DENSE_T512 static inline grid_pat512 grid_dense_pat3_512(const grid_dense_s
     p.v[2] = _mm512_castsi512_ps(_mm512_permutexvar_epi32(_mm512_setr_epi32(5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2), av));
     grid_dense_probe_values(a, 3, p.q);
     for (int k = 0; k < 6; ++k) p.c[k] = s->soa ? grid_code(s->codes, k, p.q[k]) : 0;
+    p.pr = grid_probe_make(a, 3);
     return p;
 }
 
-// Of the lanes `lanes` of the 16 stored boxes from j: those whose floats are all at or below the
-// probe's q (the test the codes left open: equal codes).
-static inline unsigned grid_dense_exact(const float *bx, size_t j, unsigned lanes, const float q[6]) {
+// Of the lanes `lanes` of the 16 stored boxes from j: those that overlap the probe (the test the
+// codes left open: equal codes).
+static inline unsigned grid_dense_exact(const float *bx, size_t j, unsigned lanes, const grid_probe *pr) {
     unsigned hit = 0;
     for (; lanes; lanes &= lanes - 1) {
         const unsigned l = (unsigned)__builtin_ctz(lanes);
-        const float *b = bx + 6 * (j + l);
-        hit |= (unsigned)((b[0] <= q[0]) & (b[1] <= q[1]) & (b[2] <= q[2]) & (b[3] <= q[3]) & (b[4] <= q[4]) &
-                          (b[5] <= q[5]))
-               << l;
+        hit |= (unsigned)grid_hit3(pr, bx + 6 * (j + l)) << l;
     }
     return hit;
 }
@@ -407,14 +407,14 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_soa_512(cons
         const unsigned open = _mm256_cmpeq_epi16_mask(m, zero);
         const size_t t = j + 15;
         if (keys[t] <= lim && t < end && (!stops || grid_dense_starts_in(X, bx, t, cx, qx))) {
-            if (BP_UNLIKELY(open)) hit |= grid_dense_exact(bx, j, open, p->q);
+            if (BP_UNLIKELY(open)) hit |= grid_dense_exact(bx, j, open, &p->pr);
             o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit);
             j += 16;
             continue;
         }
         unsigned go = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), _mm512_set1_epi32((int)lim));
         if (end != SIZE_MAX) go &= grid_dense_below(j, end, 16);
-        if (open & go) hit |= grid_dense_exact(bx, j, open & go, p->q);
+        if (open & go) hit |= grid_dense_exact(bx, j, open & go, &p->pr);
         o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit & go);
         if (stops) {
             // The lanes that start at or before the probe's max x: a prefix (sorted by it).
