@@ -179,14 +179,18 @@ static double grid_boxes_per_cell(int d, size_t n, const double cell[3], const d
 // there against the long cells, `sticks` 2D 8.6 -> 14.5). So cells fit the
 // longest axis's median length (GRID_LONG_FIT) on every axis when a box's candidates there,
 // about (3^d + 1) / 2 cells' worth of boxes, are at most GRID_FIT_CANDIDATES times the share of
-// boxes that would query another level (all but the largest class of orientation, `classes`);
-// 0.75 times that without the SIMD kernels; 1.5 times that to keep such cells once taken (so
-// that frames near the bound do not change cells, and re-sort, back and forth). `plates` 2D
-// 100,000 (half the plates along x, half along y; estimated 36 candidates a box, 30 tested):
-// 10.6 -> 3.4 ms a frame in a slow spell of the machine; `sticks` 2D (estimated 144, 119
-// tested): 6.6 ms either way with the SIMD kernels: kept; 3D: thousands (docs/grid.md).
+// boxes that would query another level (all but the largest class of orientation, `classes`),
+// times what a candidate costs the kernels against a query: GRID_FIT_WIDE with the AVX-512 ones
+// (16 a step), 1 with AVX2 (8), 0.75 with the scalar loops; 1.5 times that to keep such cells
+// once taken (so that frames near the bound do not change cells, and re-sort, back and forth).
+// `plates` 2D 100,000 (half the plates along x, half along y; estimated 36 candidates a box, 30
+// tested): 10.6 -> 3.4 ms a frame in a slow spell of the machine. `sticks` 2D (estimated 144,
+// 118 tested, against a bound of 60 for its share of 0.5), medians of alternating runs, long
+// cells -> square ones: AVX-512 100,000 5.94 -> 3.65 ms (5 runs), 1,000,000 68.7 -> 49.6 (3);
+// AVX2 8.5 -> 7.6 (3); scalar 10.5 -> 14.8 (3). 3D: thousands (docs/grid.md).
 // *per_cell: the boxes a cell of the fit holds (set where the long boxes have a length to fit).
 #define GRID_FIT_CANDIDATES 120.0
+#define GRID_FIT_WIDE 3.0
 static double grid_fit_long(int d, size_t n, size_t s, const double along[3], const double bulk[3],
                             const size_t classes[4], bool fitted, double *per_cell) {
     double fit = 0.0;
@@ -200,7 +204,9 @@ static double grid_fit_long(int d, size_t n, size_t s, const double along[3], co
     const double cells[3] = {fit, fit, fit};
     *per_cell = grid_boxes_per_cell(d, n, cells, bulk);
     const double candidates = *per_cell * (d == 2 ? 5.0 : 14.0);
-    const double bound = GRID_FIT_CANDIDATES * querying * (bp_grid_dense_available() ? 1.0 : 0.75) * (fitted ? 1.5 : 1.0);
+    const int lanes = bp_grid_dense_lanes();
+    const double kernel = lanes >= 16 ? GRID_FIT_WIDE : lanes > 0 ? 1.0 : 0.75;
+    const double bound = GRID_FIT_CANDIDATES * querying * kernel * (fitted ? 1.5 : 1.0);
     return candidates <= bound ? fit : 0.0;
 }
 

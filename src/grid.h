@@ -352,6 +352,8 @@ void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);
 // step with AVX-512, 8 with AVX2. cursor: the next-row cursor(s) of the scalar loop, advanced
 // alike. Only where bp_grid_dense_available() and the sink keeps every pair (split == 0).
 bool bp_grid_dense_available(void);
+// The candidates the kernels test a step: 16 (AVX-512), 8 (AVX2), 0 (none: the scalar loops).
+int bp_grid_dense_lanes(void);
 // Cross-level rows of at least this many boxes go to the steps; shorter ones stay box by box: a
 // 16-box step costs more than a few scalar tests (`sticks` 2D 100,000 went from 10.9 to 17.9 ms
 // with every row in steps, `sizes` 3D from 289 to 126).

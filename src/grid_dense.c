@@ -40,16 +40,18 @@ bool bp_grid_dense_soa_possible(void) {
 #endif
 }
 
-bool bp_grid_dense_available(void) {
-    if (bp_grid_dense_mode == GRID_DENSE_OFF) return false;
+int bp_grid_dense_lanes(void) {
+    if (bp_grid_dense_mode == GRID_DENSE_OFF) return 0;
 #if defined(GRID_DENSE_HAVE_512)
-    if (grid_dense_512()) return true;
+    if (grid_dense_512()) return 16;
 #endif
 #if defined(GRID_DENSE_HAVE_256)
-    if (grid_dense_256()) return true;
+    if (grid_dense_256()) return 8;
 #endif
-    return false;
+    return 0;
 }
+
+bool bp_grid_dense_available(void) { return bp_grid_dense_lanes() > 0; }
 
 #if defined(GRID_DENSE_HAVE_512) || defined(GRID_DENSE_HAVE_256)
 // The sink's buffer and count held in registers through a run (the pair stores could alias the

@@ -930,6 +930,7 @@ static int test_crowding(void) {
 #if defined(BP_STATIC)
 extern int bp_grid_dense_mode;
 extern bool bp_grid_dense_available(void);
+extern int bp_grid_dense_lanes(void);
 extern bool bp_grid_dense_soa_possible(void);
 extern _Atomic unsigned long long bp_grid_sorted_frames;
 #define DENSE_AUTO 0
@@ -1323,40 +1324,59 @@ static void cell_box(const float *lo, const float *hi, int level, void *user) {
     acc->cells++;
 }
 
-static int test_long_fit(void) {
+// n plates at `density` plates per plate-length square, in the current kernel mode: cells square
+// and at least as long as a plate (square), or long cells each at least that long.
+static int long_fit_case(const char *name, double density, bool square) {
     const size_t n = 20000;
     float *boxes = malloc(n * 4 * sizeof(float));
     CHECK(boxes);
-    for (int dense = 0; dense < 2; ++dense) {
-        // Plates per plate-length square: about 6 (sparse) or 60.
-        const double W = sqrt((double)n * 400.0 / (dense ? 60.0 : 6.0));
-        uint64_t R = g_seed * 31 + (uint64_t)dense;
-        for (size_t i = 0; i < n; ++i) {
-            const int ax = (int)(i & 1);
-            for (int a = 0; a < 2; ++a) {
-                const double h = a == ax ? 10.0 : 0.4, c = uni(&R, h, W - h);
-                boxes[i * 4 + a] = (float)(c - h);
-                boxes[i * 4 + 2 + a] = (float)(c + h);
-            }
+    const double W = sqrt((double)n * 400.0 / density);
+    uint64_t R = g_seed * 31 + (uint64_t)density;
+    for (size_t i = 0; i < n; ++i) {
+        const int ax = (int)(i & 1);
+        for (int a = 0; a < 2; ++a) {
+            const double h = a == ax ? 10.0 : 0.4, c = uni(&R, h, W - h);
+            boxes[i * 4 + a] = (float)(c - h);
+            boxes[i * 4 + 2 + a] = (float)(c + h);
         }
-        bp_context *g = make_ctx(2, BP_METHOD_GRID, 0), *ref = make_ctx(2, BP_METHOD_SWEEP, 0);
-        CHECK(g && ref);
-        size_t pairs = 0;
-        for (int frame = 0; frame < 3; ++frame) CHECK(compare_frame(g, ref, 2, boxes, n, &pairs) == 0);
-        CHECK(pairs > n / 4);
-        cell_acc acc = {INFINITY, 0.0f, INFINITY, 0};
-        bp_debug_draw dd = {cell_box, &acc};
-        CHECK_OK(bp_debug_draw_structure(g, &dd));
-        printf("long_fit %s: %zu pairs, %zu cells drawn, shortest edge %g, longest ratio %g, shortest long cell %g\n",
-               dense ? "dense" : "sparse", pairs, acc.cells, (double)acc.shortest, (double)acc.longest_ratio,
-               (double)acc.shortest_long);
-        CHECK(acc.cells > 0);
-        if (dense) CHECK(acc.longest_ratio >= 4.0f && acc.shortest_long >= 20.0f);
-        else CHECK(acc.shortest >= 20.0f && acc.longest_ratio < 1.01f);
-        bp_context_destroy(g);
-        bp_context_destroy(ref);
     }
+    bp_context *g = make_ctx(2, BP_METHOD_GRID, 0), *ref = make_ctx(2, BP_METHOD_SWEEP, 0);
+    CHECK(g && ref);
+    size_t pairs = 0;
+    for (int frame = 0; frame < 3; ++frame) CHECK(compare_frame(g, ref, 2, boxes, n, &pairs) == 0);
+    CHECK(pairs > n / 4);
+    cell_acc acc = {INFINITY, 0.0f, INFINITY, 0};
+    bp_debug_draw dd = {cell_box, &acc};
+    CHECK_OK(bp_debug_draw_structure(g, &dd));
+    printf("long_fit %s: %zu pairs, %zu cells drawn, shortest edge %g, longest ratio %g, shortest long cell %g\n", name,
+           pairs, acc.cells, (double)acc.shortest, (double)acc.longest_ratio, (double)acc.shortest_long);
+    CHECK(acc.cells > 0);
+    if (square) CHECK(acc.shortest >= 20.0f && acc.longest_ratio < 1.01f);
+    else CHECK(acc.longest_ratio >= 4.0f && acc.shortest_long >= 20.0f);
+    bp_context_destroy(g);
+    bp_context_destroy(ref);
     free(boxes);
+    return 0;
+}
+
+static int test_long_fit(void) {
+    CHECK(long_fit_case("sparse", 6.0, true) == 0);
+    CHECK(long_fit_case("dense", 60.0, false) == 0);
+#if defined(BP_STATIC)
+    // In between (about 125 candidates a plate in square cells, like `sticks` 2D), the kernels
+    // decide: the AVX-512 ones test 16 candidates a step and take the square cells; AVX2 and the
+    // scalar loops keep the long ones.
+    const int modes[3] = {DENSE_AUTO, DENSE_AVX2, DENSE_OFF};
+    for (int m = 0; m < 3; ++m) {
+        bp_grid_dense_mode = modes[m];
+        const int lanes = bp_grid_dense_lanes();
+        char name[32];
+        snprintf(name, sizeof name, "medium, %d lanes", lanes);
+        const int r = long_fit_case(name, 24.0, lanes >= 16);
+        bp_grid_dense_mode = DENSE_AUTO;
+        CHECK(r == 0);
+    }
+#endif
     return 0;
 }
 
