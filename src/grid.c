@@ -185,7 +185,7 @@ static double grid_boxes_per_cell(int d, size_t n, const double cell[3], const d
 // once taken (so that frames near the bound do not change cells, and re-sort, back and forth).
 // `plates` 2D 100,000 (half the plates along x, half along y; estimated 36 candidates a box, 30
 // tested): 10.6 -> 3.4 ms a frame in a slow spell of the machine. `sticks` 2D (estimated 144,
-// 118 tested, against a bound of 60 for its share of 0.5), medians of alternating runs, long
+// 118 tested, against a bound of 58 for its share of 0.48), medians of alternating runs, long
 // cells -> square ones: AVX-512 100,000 5.94 -> 3.65 ms (5 runs), 1,000,000 68.7 -> 49.6 (3);
 // AVX2 8.5 -> 7.6 (3); scalar 10.5 -> 14.8 (3). 3D: thousands (docs/grid.md).
 // *per_cell: the boxes a cell of the fit holds (set where the long boxes have a length to fit).
