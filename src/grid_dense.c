@@ -22,10 +22,14 @@
 int bp_grid_dense_mode = GRID_DENSE_AUTO;
 
 #if defined(GRID_DENSE_HAVE_512)
-static bool grid_dense_512(void) {
-    return bp_grid_dense_mode != GRID_DENSE_AVX2 && bp_cpu_avx512() && __builtin_cpu_supports("bmi2") &&
-           __builtin_cpu_supports("popcnt");
+// What GRID_DENSE_T512 lets the compiler use, in every kernel it marks (the six arrays' kernel
+// takes 16-bit compares of 256-bit registers into masks: BW and VL).
+static bool grid_dense_cpu512(void) {
+    return bp_cpu_avx512() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
 }
+
+static bool grid_dense_512(void) { return bp_grid_dense_mode != GRID_DENSE_AVX2 && grid_dense_cpu512(); }
 #endif
 #if defined(GRID_DENSE_HAVE_256)
 static bool grid_dense_256(void) { return bp_cpu_avx2() && __builtin_cpu_supports("popcnt"); }
@@ -33,8 +37,7 @@ static bool grid_dense_256(void) { return bp_cpu_avx2() && __builtin_cpu_support
 
 bool bp_grid_dense_soa_possible(void) {
 #if defined(GRID_DENSE_HAVE_512)
-    return bp_cpu_avx512() && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return grid_dense_cpu512();
 #else
     return false;
 #endif
