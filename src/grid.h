@@ -378,8 +378,7 @@ bp_status bp_grid_dense_rows(const bp_grid *g, const float *a, uint32_t id, cons
 // stop), each as bp_grid_dense_run tests it, with the probe built once.
 bp_status bp_grid_dense_runs(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *lim,
                              size_t nr, int stop, bp_sink *sink, uint64_t *checks);
-// Whether this build and CPU have the kernel that reads the six arrays of bp_grid.soa (AVX-512 F,
-// BW and VL),
+// Whether this build and CPU have the kernel that reads the six arrays of bp_grid.soa (AVX-512),
 // whatever bp_grid_dense_mode: the frames that sort their cells for it (grid_sort_cells) do so
 // in every mode, so that the modes give the same pairs in the same order.
 bool bp_grid_dense_soa_possible(void);
