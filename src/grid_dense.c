@@ -383,8 +383,9 @@ GRID_DENSE_T512 static inline bool grid_dense_starts_in(const int16_t *X, const 
 // below 0, every value is below the probe's (a hit); above 0, one is above (not); 0, a value's
 // code equals the probe's and the floats decide (grid_dense_exact). Half the bytes of the floats
 // a step, and 256-bit operations, which Zen 4 runs in one pass where 512-bit ones take two:
-// `sizes` 3D 100,000 went from 51.3 to 44.6 ms (medians of 6 alternating runs; docs/grid.md,
-// "Codes"). A step whose last lane is in the run and before the stop has all its lanes there
+// `sizes` 3D 100,000 went from 51.3 to 44.6 ms (medians of 6 alternating runs) with compares
+// into mask registers; these AVX2 compares gathered by pext (grid_dense_cpu512 says why) cost
+// 3-5% of that back (docs/grid.md, "Codes"). A step whose last lane is in the run and before the stop has all its lanes there
 // (keys and, with a stop, min x sorted): two scalar tests, no mask; the last step of a run takes
 // the lanes in the run and before the stop (a prefix) from compares, once. The stop is decided as
 // grid_dense_starts_in does, so the run's length, its checks, are the stored boxes' exactly. The
