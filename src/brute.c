@@ -185,7 +185,7 @@ const bp_algorithm_class bp_brute_class = {
     .destroy = brute_destroy,
     .find_pairs = brute_find_pairs,
     .reset = brute_reset,
-    .query = NULL,  // a scan of every box is what the context does without a structure
+    .visit = NULL,  // every box is what the context visits without a structure
     .debug_draw = NULL,
     .validate = NULL,
 };

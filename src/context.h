@@ -2,8 +2,12 @@
 #ifndef BP_CONTEXT_H
 #define BP_CONTEXT_H
 
+#include "auto.h"
 #include "core.h"
+#include "load.h"
 #include "method.h"
+#include "pair_sort.h"
+#include "sink.h"
 #include "pool.h"
 
 /// A block of pairs of a parallel pair pass (src/par.c): a header line, then the pairs.
@@ -15,13 +19,6 @@ typedef struct bp_par_seg {
     size_t count;
     uint64_t checks;
 } bp_par_seg;
-
-/// One block of the load's statistics (bp_set_boxes).
-typedef struct bp_load_part {
-    float lo[3], hi[3], size_max[3];
-    double size_sum[3], center_sum[3], center_sq[3];
-    bp_status st;
-} bp_load_part;
 
 struct bp_context {
     bp_context_def def;     // as created, defaults resolved
@@ -36,23 +33,16 @@ struct bp_context {
     bool debug_untracked;
 #endif
 
-    float *boxes;           // validated copy of the last call's boxes (see bp_frame)
-    size_t boxes_cap;
+    bp_load_state load;     // validated copy of the last call's boxes (see bp_frame)
     bp_frame frame;
     bool have_boxes;        // the last call succeeded: queries may run
 
     bp_algorithm *methods[BP_METHOD_COUNT];  // created lazily, kept for coherence
     bp_method last;                          // the method of the last call
-    bool auto_coarse;                        // AUTO: the grid's cells were too coarse (bp_auto_choose)
-    size_t auto_n;                           // ... for this many boxes
-    float auto_span[3];                      // ... spread over these bounds
+    bp_auto autos;                           // what AUTO remembers (src/auto.c)
 
-    bp_pair *pairs;         // buffer-mode output
-    size_t pair_cap, pair_count;
-    bp_pair *chunk;         // callback-mode batch
-    size_t chunk_cap;
-    uint64_t *sort_keys, *sort_tmp;  // sorted output scratch
-    size_t sort_cap, sort_tmp_cap;
+    bp_pair_store out;      // the pairs' buffer and chunk (src/sink.h)
+    bp_pair_sort_scratch sort;
 
     bp_index_buf query;     // query output
     uint32_t *query_tmp;
@@ -76,8 +66,6 @@ struct bp_context {
     size_t segs_cap;
     uint32_t *hist;         // radix histograms, per task
     size_t hist_cap;
-    bp_load_part *parts;    // the load's blocks
-    size_t parts_cap;
     uint64_t *scratch;      // bp_par_scratch
     size_t scratch_cap;
 };

@@ -500,7 +500,7 @@ static bool grid_crowded_by_sample(int d, size_t n, const double got[3], const d
     return grid_boxes_per_cell(d, n, got, occ) >= GRID_DENSE_CELL_BOXES;
 }
 
-bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
+static bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
     const int d = f->dim;
     double cell[3] = {1, 1, 1}, qlo[3] = {0, 0, 0}, qhi[3] = {0, 0, 0}, occ[3], lo[3], hi[3], got[3];
     bool small, robust, fitted = false;
@@ -518,7 +518,7 @@ bool bp_grid_too_coarse(const bp_frame *f, float user_cell) {
     return grid_coarseness(d, cell, got) >= GRID_COARSE_MAX && grid_crowded_by_sample(d, f->n, got, occ);
 }
 
-bool bp_grid_was_too_coarse(const bp_algorithm *m) {
+static bool bp_grid_was_too_coarse(const bp_algorithm *m) {
     const bp_grid *g = (const bp_grid *)m;
     // Measured too: a diagonal line or tube fills every axis's span, so the sample cannot see
     // that the coarse cells along it are crowded; the candidates a box of the last call can.
@@ -1075,7 +1075,7 @@ static bp_status grid_level_pairs2(const bp_grid *g, const grid_level *L, size_t
     const uint32_t *BP_RESTRICT ids = g->perm;
     const uint32_t sx = L->kstride[1];
     size_t c1 = p0 < p1 ? grid_cursor_at(g, L, p0, keys[p0] + sx - 1) : p0;
-    const bool dense = sink->split == 0 && bp_grid_dense_available();
+    const bool dense = bp_sink_split(sink) == 0 && bp_grid_dense_available();
     uint64_t c = 0;
     for (size_t p = p0; p < p1;) {
         const size_t pe = p1 - p > GRID_DENSE_BLOCK ? p + GRID_DENSE_BLOCK : p1;
@@ -1138,7 +1138,7 @@ GRID_SPECIALISED bp_status grid_level_pairs3_as(const bp_grid *g, const grid_lev
     uint32_t off[4];
     size_t cur[4];
     grid_runs3_start(g, L, p0, p1, off, cur);
-    const bool dense = sink->split == 0 && bp_grid_dense_available();
+    const bool dense = bp_sink_split(sink) == 0 && bp_grid_dense_available();
     const int stop = stops ? L->kax[0] : -1;  // the runs are along rows
     uint64_t c = 0;
     for (size_t p = p0; p < p1;) {
@@ -1204,7 +1204,7 @@ GRID_SPECIALISED bp_status grid_level_pairs3_reach_as(const bp_grid *g, int l, s
     uint32_t off[4];
     size_t cur[4];
     grid_runs3_start(g, L, p0, p1, off, cur);
-    const bool dense = sink->split == 0 && bp_grid_dense_available();
+    const bool dense = bp_sink_split(sink) == 0 && bp_grid_dense_available();
     const int stop = stops ? L->kax[0] : -1;  // the runs are along rows
     uint64_t c = 0;
     for (size_t p = p0; p < p1; ++p) {
@@ -1282,7 +1282,7 @@ static bp_status grid_cross_pairs(const bp_grid *g, int mo, size_t p0, size_t p1
     const float *BP_RESTRICT bx = g->boxes;
     const uint32_t *BP_RESTRICT ids = g->perm;
     // Rows of boxes sorted by key, as in the same-level pass: the SIMD runs where there.
-    const bool dense = sink->split == 0 && bp_grid_dense_available();
+    const bool dense = bp_sink_split(sink) == 0 && bp_grid_dense_available();
     uint64_t c = 0;
     for (size_t p = p0; p < p1; ++p) {
         const float *a = bx + (size_t)(2 * d) * p;
@@ -1906,11 +1906,11 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
 // ---------------------------------------------------------------------------------------------
 // Queries, drawing, validation
 
-static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *q, bp_index_buf *out) {
+static bp_status grid_visit(bp_algorithm *m, const bp_frame *f, bp_visitor *q) {
     const bp_grid *g = (const bp_grid *)m;
     const grid_geom *G = &g->geom;
     const int d = f->dim;
-    if (g->table && g->n == f->n) return bp_grid_table_query(g, f, q, out);
+    if (g->table && g->n == f->n) return bp_grid_table_visit(g, q);
     if (g->n != f->n || !g->ordered) return BP_ERR_NO_BOXES;
     float qb[6];
     for (int a = 0; a < d; ++a) {
@@ -1930,10 +1930,8 @@ static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *
         if (rows >= L->end - L->begin) {
             // More rows than boxes: scanning the level is cheaper than a search per row.
             for (size_t j = L->begin; j < L->end; ++j) {
-                if (bp_query_hit(q, f, ids[j])) {
-                    bp_status st = bp_index_push(out, ids[j]);
-                    if (st != BP_OK) return st;
-                }
+                bp_status st = q->visit(q, ids[j]);
+                if (st != BP_OK) return st;
             }
             continue;
         }
@@ -1943,10 +1941,8 @@ static bp_status grid_query(bp_algorithm *m, const bp_frame *f, const bp_query *
                                                 (uint64_t)(y + 1) * L->kstride[1] + (uint64_t)(lo[a0] + 1));
                 const uint32_t khi = klo + (uint32_t)(hi[a0] - lo[a0]);
                 for (size_t j = grid_lower_bound(g, l, klo); keys[j] <= khi; ++j) {
-                    if (bp_query_hit(q, f, ids[j])) {
-                        bp_status st = bp_index_push(out, ids[j]);
-                        if (st != BP_OK) return st;
-                    }
+                    bp_status st = q->visit(q, ids[j]);
+                    if (st != BP_OK) return st;
                 }
             }
         }
@@ -2060,13 +2056,19 @@ static bp_status grid_validate(const bp_algorithm *m, const bp_frame *f) {
     return bp_check_permutation(m->ctx, g->perm, n);
 }
 
+// AUTO's question: cells far coarser than the boxes want, and crowded (see bp_grid_too_coarse).
+static bool grid_advise_against(const bp_algorithm *m, const bp_frame *f, const bp_context_def *def) {
+    return m ? bp_grid_was_too_coarse(m) : bp_grid_too_coarse(f, def->grid.cell_size);
+}
+
 const bp_algorithm_class bp_grid_class = {
     .name = "grid",
     .create = grid_create,
     .destroy = grid_destroy,
     .find_pairs = grid_find_pairs,
     .reset = grid_reset,
-    .query = grid_query,
+    .visit = grid_visit,
     .debug_draw = grid_debug_draw,
     .validate = grid_validate,
+    .advise_against = grid_advise_against,
 };

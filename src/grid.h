@@ -343,7 +343,7 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
 bool bp_grid_table_possible(const bp_grid *g, const bp_frame *f);
 // Records a frame's crowding (`shared` of n boxes found their cell occupied), from either layout.
 void bp_grid_note_crowding(bp_grid *g, size_t shared, size_t n);
-bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_query *q, bp_index_buf *out);
+bp_status bp_grid_table_visit(const bp_grid *g, bp_visitor *q);
 bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f);
 void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);
 

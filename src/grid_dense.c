@@ -58,28 +58,6 @@ int bp_grid_dense_lanes(void) {
 bool bp_grid_dense_available(void) { return bp_grid_dense_lanes() > 0; }
 
 #if defined(GRID_DENSE_HAVE_512) || defined(GRID_DENSE_HAVE_256)
-// The sink's buffer and count held in registers through a run (the pair stores could alias the
-// sink's fields, so through the pointer every step would reload them and wait on the last
-// step's count): written back before a flush and at the end.
-typedef struct grid_dense_out {
-    bp_pair *buf;
-    size_t count, cap;
-} grid_dense_out;
-
-static inline grid_dense_out grid_dense_open(const bp_sink *sink) {
-    grid_dense_out o = {sink->buf, sink->count, sink->cap};
-    return o;
-}
-
-// bp_sink_room(sink, 16) on the held copy: a step writes at most 16 slots.
-static inline bp_status grid_dense_room(bp_sink *sink, grid_dense_out *o) {
-    if (BP_LIKELY(o->cap - o->count > 16)) return BP_OK;
-    sink->count = o->count;
-    const bp_status st = sink->flush(sink);
-    *o = grid_dense_open(sink);
-    return st;
-}
-
 // The lanes of the `w` boxes from j that are before position `end` (SIZE_MAX: no bound).
 static inline unsigned grid_dense_below(size_t j, size_t end, unsigned w) {
     return end - j >= w ? (1u << w) - 1u : (1u << (end - j)) - 1u;
@@ -295,11 +273,11 @@ GRID_DENSE_T512 static inline bp_status grid_dense_scan2_512(const grid_dense_sr
     const float *BP_RESTRICT bx = s->bx;
     const __m512 probe = pat->v[0];
     const __m512i L = _mm512_set1_epi32((int)lim);
-    grid_dense_out o = grid_dense_open(sink);
+    bp_pair_writer o = bp_writer_open(sink);
     uint64_t cand = 0;
     bp_status st = BP_OK;
     for (;; j += 16) {
-        st = grid_dense_room(sink, &o);
+        st = bp_writer_room(sink, &o, 16);  // a step writes at most 16 slots
         if (BP_UNLIKELY(st != BP_OK)) break;
         const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
                             grid_dense_below(j, end, 16);
@@ -311,11 +289,11 @@ GRID_DENSE_T512 static inline bp_status grid_dense_scan2_512(const grid_dense_sr
         uint64_t t = m & (m >> 1);
         t &= t >> 2;
         const unsigned hit = (unsigned)_pext_u64(t, 0x1111111111111111ull) & in;
-        o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit);
+        bp_writer_advance(&o, grid_dense_put16(bp_writer_at(&o), id, ids + j, hit));
         cand += (unsigned)__builtin_popcount(in);
         if (in != 0xFFFFu) break;
     }
-    sink->count = o.count;
+    bp_writer_close(sink, &o);
     *c += cand;
     return st;
 }
@@ -402,10 +380,10 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_soa_512(cons
     const __m256i q0 = _mm256_set1_epi16(cx), q1 = _mm256_set1_epi16(p->c[1]), q2 = _mm256_set1_epi16(p->c[2]);
     const __m256i q3 = _mm256_set1_epi16(p->c[3]), q4 = _mm256_set1_epi16(p->c[4]), q5 = _mm256_set1_epi16(p->c[5]);
     const __m256i zero = _mm256_setzero_si256();
-    grid_dense_out o = grid_dense_open(sink);
+    bp_pair_writer o = bp_writer_open(sink);
     bp_status st = BP_OK;
     for (;;) {
-        st = grid_dense_room(sink, &o);
+        st = bp_writer_room(sink, &o, 16);  // a step writes at most 16 slots
         if (BP_UNLIKELY(st != BP_OK)) break;
         // Two bases and the stride address the six arrays.
         const int16_t *P0 = X + j, *P3 = P0 + 3 * W;
@@ -420,14 +398,14 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_soa_512(cons
         const size_t t = j + 15;
         if (keys[t] <= lim && t < end && (!stops || grid_dense_starts_in(X, bx, t, cx, qx))) {
             if (BP_UNLIKELY(open)) hit |= grid_dense_exact(bx, j, open, &p->pr);
-            o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit);
+            bp_writer_advance(&o, grid_dense_put16(bp_writer_at(&o), id, ids + j, hit));
             j += 16;
             continue;
         }
         unsigned go = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), _mm512_set1_epi32((int)lim));
         if (end != SIZE_MAX) go &= grid_dense_below(j, end, 16);
         if (open & go) hit |= grid_dense_exact(bx, j, open & go, &p->pr);
-        o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit & go);
+        bp_writer_advance(&o, grid_dense_put16(bp_writer_at(&o), id, ids + j, hit & go));
         if (stops) {
             // The lanes that start at or before the probe's max x: a prefix (sorted by it).
             const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)P0);
@@ -443,7 +421,7 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_soa_512(cons
         j += (unsigned)__builtin_popcount(go);
         break;
     }
-    sink->count = o.count;
+    bp_writer_close(sink, &o);
     *c += j - j0;
     return st;
 }
@@ -456,11 +434,11 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_aos_512(cons
     const int ax = stops ? s->stop : 0;
     const __m512 pat[3] = {p->v[0], p->v[1], p->v[2]};
     const __m512i L = _mm512_set1_epi32((int)lim);
-    grid_dense_out o = grid_dense_open(sink);
+    bp_pair_writer o = bp_writer_open(sink);
     uint64_t cand = 0;
     bp_status st = BP_OK;
     for (;; j += 16) {
-        st = grid_dense_room(sink, &o);
+        st = bp_writer_room(sink, &o, 16);  // a step writes at most 16 slots
         if (BP_UNLIKELY(st != BP_OK)) break;
         const unsigned in = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(keys + j)), L) &
                             grid_dense_below(j, end, 16);
@@ -469,11 +447,11 @@ GRID_DENSE_T512 static GRID_DENSE_INLINE bp_status grid_dense_scan3_aos_512(cons
         const unsigned hit =
             (grid_dense_hits3_512(b, pat, ax, &s0, stops) | grid_dense_hits3_512(b + 48, pat, ax, &s1, stops) << 8) & in;
         const unsigned go = stops ? in & (s0 | s1 << 8) : in;
-        o.count += grid_dense_put16(o.buf + o.count, id, ids + j, hit);
+        bp_writer_advance(&o, grid_dense_put16(bp_writer_at(&o), id, ids + j, hit));
         cand += (unsigned)__builtin_popcount(go);
         if (go != 0xFFFFu) break;
     }
-    sink->count = o.count;
+    bp_writer_close(sink, &o);
     *c += cand;
     return st;
 }
@@ -586,11 +564,11 @@ GRID_DENSE_T256 static inline bp_status grid_dense_scan2_256(const grid_dense_sr
     const float *BP_RESTRICT bx = s->bx;
     const __m256 probe = pat->v;
     const __m256i L = _mm256_set1_epi32((int)(lim ^ 0x80000000u));
-    grid_dense_out o = grid_dense_open(sink);
+    bp_pair_writer o = bp_writer_open(sink);
     uint64_t cand = 0;
     bp_status st = BP_OK;
     for (;; j += 8) {
-        st = grid_dense_room(sink, &o);
+        st = bp_writer_room(sink, &o, 16);  // a step writes at most 16 slots
         if (BP_UNLIKELY(st != BP_OK)) break;
         const unsigned in = grid_dense_keys8(keys + j, L) & grid_dense_below(j, end, 8);
         const float *b = bx + 4 * j;
@@ -605,11 +583,11 @@ GRID_DENSE_T256 static inline bp_status grid_dense_scan2_256(const grid_dense_sr
         t = (t | t >> 3) & 0x03030303u;
         t = (t | t >> 6) & 0x000F000Fu;
         t = (t | t >> 12) & 0xFFu;
-        o.count += grid_dense_put8(o.buf + o.count, id, ids + j, t & in);
+        bp_writer_advance(&o, grid_dense_put8(bp_writer_at(&o), id, ids + j, t & in));
         cand += (unsigned)__builtin_popcount(in);
         if (in != 0xFFu) break;
     }
-    sink->count = o.count;
+    bp_writer_close(sink, &o);
     *c += cand;
     return st;
 }
@@ -631,11 +609,11 @@ GRID_DENSE_T256 static GRID_DENSE_INLINE bp_status grid_dense_scan3_256(const gr
     const int ax = stops ? s->stop : 0;
     const __m256 probe = pat->v;
     const __m256i L = _mm256_set1_epi32((int)(lim ^ 0x80000000u));
-    grid_dense_out o = grid_dense_open(sink);
+    bp_pair_writer o = bp_writer_open(sink);
     uint64_t cand = 0;
     bp_status st = BP_OK;
     for (;; j += 8) {
-        st = grid_dense_room(sink, &o);
+        st = bp_writer_room(sink, &o, 16);  // a step writes at most 16 slots
         if (BP_UNLIKELY(st != BP_OK)) break;
         const unsigned in = grid_dense_keys8(keys + j, L) & grid_dense_below(j, end, 8);
         const float *b = bx + 6 * j;
@@ -646,11 +624,11 @@ GRID_DENSE_T256 static GRID_DENSE_INLINE bp_status grid_dense_scan3_256(const gr
             if (stops) starts |= (m >> ax & 1u) << k;
         }
         const unsigned go = stops ? in & starts : in;
-        o.count += grid_dense_put8(o.buf + o.count, id, ids + j, hit & in);
+        bp_writer_advance(&o, grid_dense_put8(bp_writer_at(&o), id, ids + j, hit & in));
         cand += (unsigned)__builtin_popcount(go);
         if (go != 0xFFu) break;
     }
-    sink->count = o.count;
+    bp_writer_close(sink, &o);
     *c += cand;
     return st;
 }

@@ -503,22 +503,16 @@ static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, uint32_
         const size_t nc = grid_table_cands(g, i0, i1, ci, ce, slow, &ns);
 #endif
         c += nc;
-        const uint32_t split = sink->split;
         for (size_t q0 = 0; q0 < nc; q0 += BP_SINK_MIN_ROOM) {
             const size_t q1 = nc - q0 > BP_SINK_MIN_ROOM ? q0 + BP_SINK_MIN_ROOM : nc;
             bp_status st = bp_sink_room(sink, q1 - q0);
             if (st != BP_OK) return st;
-            bp_pair *BP_RESTRICT out = sink->buf;
-            size_t count = sink->count;
+            bp_pair_writer w = bp_writer_open(sink);
             for (size_t q = q0; q < q1; ++q) {
                 const uint32_t i = ci[q], e = ce[q];
-                unsigned hit = grid_table_hit(nb + 4 * (size_t)i, nb + 4 * (size_t)e);
-                hit &= (unsigned)(!split | ((i < split) != (e < split)));
-                out[count].i = i < e ? i : e;
-                out[count].j = i < e ? e : i;
-                count += hit;
+                bp_writer_put(&w, i, e, grid_table_hit(nb + 4 * (size_t)i, nb + 4 * (size_t)e));
             }
-            sink->count = count;
+            bp_writer_close(sink, &w);
         }
         for (size_t q = 0; q < ns; ++q) {
             const uint32_t i = slow[q];
@@ -577,9 +571,9 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
     return bp_par_pairs(g->base.ctx, sink, blocks, BP_PAR_GRAIN_PAIRS / GRID_TABLE_BLOCK, grid_table_pairs2, &pj, checks);
 }
 
-// Region query from the lists: a box of level 0 overlapping the query has its min corner in the
-// cells from one before the query's low corner to its high corner.
-bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_query *q, bp_index_buf *out) {
+// A query's traversal of the lists: a box of level 0 touching the window has its min corner in
+// the cells from one before the window's low corner to its high corner.
+bp_status bp_grid_table_visit(const bp_grid *g, bp_visitor *q) {
     const grid_geom *G = &g->geom;
     const uint32_t sx = G->lv[0].stride[1];
     const float qb[4] = {q->lo[0], q->lo[1], q->hi[0], q->hi[1]};
@@ -591,10 +585,8 @@ bp_status bp_grid_table_query(const bp_grid *g, const bp_frame *f, const bp_quer
             const uint32_t key = (uint32_t)(y + 1) * sx + (uint32_t)(x + 1);
             for (uint32_t u = g->head[key]; (u & ~GRID_MULTI) != GRID_EMPTY; u = g->next[u & ~GRID_MULTI]) {
                 const uint32_t e = u & ~GRID_MULTI;
-                if (bp_query_hit(q, f, e)) {
-                    bp_status st = bp_index_push(out, e);
-                    if (st != BP_OK) return st;
-                }
+                bp_status st = q->visit(q, e);
+                if (st != BP_OK) return st;
             }
         }
     }

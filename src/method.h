@@ -6,6 +6,8 @@
 
 #include "broadphase.h"
 #include "core.h"
+#include "query.h"
+#include "sink.h"
 
 typedef struct bp_algorithm_class bp_algorithm_class;
 
@@ -15,16 +17,6 @@ typedef struct bp_algorithm {
     const bp_algorithm_class *cls;
     bp_context *ctx;  // for allocation (bp_alloc, BP_RESERVE) and the definition
 } bp_algorithm;
-
-/// A query shape, already validated. `lo`/`hi` bound the shape (for a sphere, its bounding box);
-/// the exact test is bp_query_hit().
-typedef enum bp_query_kind { BP_QUERY_BOX, BP_QUERY_SPHERE, BP_QUERY_POINT } bp_query_kind;
-typedef struct bp_query {
-    bp_query_kind kind;
-    float lo[3], hi[3];
-    float center[3];
-    float radius;
-} bp_query;
 
 struct bp_algorithm_class {
     const char *name;
@@ -43,64 +35,21 @@ struct bp_algorithm_class {
     bp_status (*find_pairs)(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks);
     /// Drops temporal state (after an error, or when the other set of boxes came from elsewhere).
     void (*reset)(bp_algorithm *m);
-    /// Region query against the frame of the last successful find_pairs: pushes every matching
-    /// index (any order, each once) with bp_index_push. NULL: the context scans all boxes.
-    bp_status (*query)(bp_algorithm *m, const bp_frame *f, const bp_query *q, bp_index_buf *out);
+    /// A query's traversal of the structure of the last successful find_pairs (src/query.h: the
+    /// contract every query kind is written on). NULL: the context visits every box.
+    bp_status (*visit)(bp_algorithm *m, const bp_frame *f, bp_visitor *v);
     /// Draws the structure of the last call. NULL: nothing to draw.
     void (*debug_draw)(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw);
     /// Checks internal invariants of the last call. NULL: nothing to check.
     bp_status (*validate)(const bp_algorithm *m, const bp_frame *f);
+    /// AUTO's question (src/auto.c): would this method do far worse than usual on frame f? With
+    /// `m` (its state, which ran the last call) from what it saw; with m NULL from a sample of
+    /// f. NULL: never asked (AUTO asks only the grid).
+    bool (*advise_against)(const bp_algorithm *m, const bp_frame *f, const bp_context_def *def);
 };
 
-/// Whether the box (min[d], max[d]) is within distance r of c, decided exactly (expansion
-/// arithmetic; src/query.c): the borderline case of bp_sphere_box_hit.
-bool bp_sphere_box_exact(const float *c, float r, const float *box, int d);
-/// Whether |ca - cb| <= ra + rb, decided exactly (src/query.c): the borderline case of the
-/// circle and sphere narrow tests.
-bool bp_balls_exact(const float *ca, float ra, const float *cb, float rb, int d);
-
-/// Whether the box (min[d], max[d]) is within distance r of c (r >= 0, all finite): the
-/// distance in double, and the exact test where that is too close to r to tell.
-static inline bool bp_sphere_box_hit(const float *center, float r, const float *b, int d) {
-    double dist2 = 0.0;
-    for (int a = 0; a < d; ++a) {
-        double c = center[a], lo = b[a], hi = b[d + a];
-        double e = c < lo ? lo - c : (c > hi ? c - hi : 0.0);
-        dist2 += e * e;
-    }
-    // r * r is exact (a float's square); dist2 is within 5 roundings (2^-53 each) of the exact
-    // squared distance, so only a result that close to r * r needs the exact test.
-    const double r2 = (double)r * (double)r, diff = dist2 - r2;
-    if (diff > 1e-15 * dist2) return false;
-    if (-diff > 1e-15 * dist2) return true;
-    return bp_sphere_box_exact(center, r, b, d);
-}
-
-/// The exact test of a query against a box stored min[dim], max[dim].
-static inline bool bp_query_hit_box(const bp_query *q, const float *b, int d) {
-    for (int a = 0; a < d; ++a)
-        if (b[a] > q->hi[a] || q->lo[a] > b[d + a]) return false;
-    return q->kind != BP_QUERY_SPHERE || bp_sphere_box_hit(q->center, q->radius, b, d);
-}
-
-/// The exact test of a query against box k of the frame.
-static inline bool bp_query_hit(const bp_query *q, const bp_frame *f, size_t k) {
-    return bp_query_hit_box(q, bp_frame_box(f, k), f->dim);
-}
-
-/// Query shapes from the public arguments, validated (BP_ERR_NONFINITE, BP_ERR_INVERTED_BOX,
-/// BP_ERR_NEGATIVE_RADIUS); -0.0 becomes +0.0. Shared by the context's and the world's queries
-/// (src/query.c).
-bp_status bp_query_make_box(bp_query *q, int dim, const float *lo, const float *hi);
-bp_status bp_query_make_point(bp_query *q, int dim, const float *point);
-bp_status bp_query_make_sphere(bp_query *q, int dim, const float *center, float radius);
-
-// AUTO's question to the grid (src/grid.c): would its cells for frame f be far coarser than its
-// boxes want, and crowded for it (boxes in a small part of a huge world: clusters far apart,
-// which its keys cannot cover with fine cells)? From a sample of the boxes; the second form
-// answers for the geometry the grid state m last chose, without sampling.
-bool bp_grid_too_coarse(const bp_frame *f, float user_cell);
-bool bp_grid_was_too_coarse(const bp_algorithm *m);
+/// The class of a method (NULL for AUTO and out of range): the registry, src/method.c.
+const bp_algorithm_class *bp_method_class(bp_method method);
 
 extern const bp_algorithm_class bp_brute_class;
 extern const bp_algorithm_class bp_sweep_class;

@@ -5,7 +5,7 @@
 // sphere-box share the region queries' test).
 #include <math.h>
 
-#include "method.h"
+#include "query.h"
 
 static bp_status check_box(const float *b, int d) {
     for (int a = 0; a < 2 * d; ++a)

@@ -134,25 +134,23 @@ static bp_par_block *par_block_take(par_pair_job *j) {
     return b;
 }
 
-// A task's sink: its flush closes the current block and goes on in a new one.
-typedef struct par_sink {
-    bp_sink s;  // first: the flush gets a pointer to it
+// A task's chain of blocks: each full one is closed, and its sink goes on in a new one.
+typedef struct par_chain {
     par_pair_job *j;
     bp_par_block *cur;
     size_t done;  // pairs in the task's closed blocks
-} par_sink;
+} par_chain;
 
-static bp_status par_flush(bp_sink *s) {
-    par_sink *ps = (par_sink *)s;
-    bp_par_block *b = par_block_take(ps->j);
+static bp_status par_next_block(void *user, size_t filled, bp_pair **buf, size_t *cap) {
+    par_chain *ch = user;
+    bp_par_block *b = par_block_take(ch->j);
     if (!b) return BP_ERR_NOMEM;
-    ps->cur->count = s->count;
-    ps->done += s->count;
-    ps->cur->next = b;
-    ps->cur = b;
-    s->buf = par_block_pairs(b);
-    s->count = 0;
-    s->cap = BP_PAR_BLOCK_PAIRS;
+    ch->cur->count = filled;
+    ch->done += filled;
+    ch->cur->next = b;
+    ch->cur = b;
+    *buf = par_block_pairs(b);
+    *cap = BP_PAR_BLOCK_PAIRS;
     return BP_OK;
 }
 
@@ -164,23 +162,18 @@ static void par_pair_task(void *user, uint32_t wt, uint32_t worker) {
     seg->count = 0;
     seg->checks = 0;
     if (atomic_load_explicit(&j->status, memory_order_relaxed) != BP_OK) return;
-    par_sink ps;
-    memset(&ps, 0, sizeof ps);
-    ps.j = j;
-    ps.cur = seg->first = par_block_take(j);
+    par_chain ch = {j, NULL, 0};
+    ch.cur = seg->first = par_block_take(j);
     bp_status st = BP_ERR_NOMEM;
-    if (ps.cur) {
-        ps.s.ctx = j->ctx;
-        ps.s.split = j->split;
-        ps.s.flush = par_flush;
-        ps.s.buf = par_block_pairs(ps.cur);
-        ps.s.cap = BP_PAR_BLOCK_PAIRS;
+    if (ch.cur) {
+        bp_sink sink;
+        bp_sink_open_chain(&sink, j->split, par_block_pairs(ch.cur), BP_PAR_BLOCK_PAIRS, par_next_block, &ch);
         size_t b, e;
         bp_par_range(j->items, j->tasks, t, &b, &e);
         uint64_t checks = 0;
-        st = j->fn(j->user, b, e, worker, &ps.s, &checks);
-        ps.cur->count = ps.s.count;
-        seg->count = ps.done + ps.s.count;
+        st = j->fn(j->user, b, e, worker, &sink, &checks);
+        ch.cur->count = bp_sink_count(&sink);
+        seg->count = ch.done + bp_sink_count(&sink);
         seg->checks = checks;
     }
     if (st != BP_OK) {
@@ -284,7 +277,7 @@ static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uin
 #if defined(__SSE2__)
     if (mj.stream) _mm_sfence();  // the streamed stores before anything the caller does next
 #endif
-    if (st == BP_OK) sink->count += total;
+    if (st == BP_OK) bp_sink_commit(sink, total);
     return st;
 }
 
@@ -300,7 +293,7 @@ bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grai
     j.user = user;
     j.items = items;
     j.tasks = tasks;
-    j.split = sink->split;
+    j.split = bp_sink_split(sink);
     atomic_init(&j.status, BP_OK);
     // Callback mode: waves; buffer mode: one.
     const uint32_t wave = bp_sink_buffered(sink) ? tasks : workers * BP_PAR_WAVE_PER_WORKER;

@@ -8,6 +8,7 @@
 
 #include "core.h"
 #include "pool.h"
+#include "sink.h"
 
 /// Items a task of each kind of pass gets at least (unless def.parallel_min asks for less): a
 /// task must pay for its dispatch (about a microsecond) and, for the radix sort, for its own

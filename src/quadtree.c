@@ -1199,9 +1199,10 @@ static bp_status qt_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink
 // ---------------------------------------------------------------------------------------------
 // Queries, drawing, validation
 
-// Descends the implicit tree from the root, visiting only cells whose region (enlarged for loose
-// placement) meets the query's cell range, each with the runs of its subtree.
-static bp_status qt_query(bp_algorithm *m, const bp_frame *f, const bp_query *qu, bp_index_buf *out) {
+// A query's traversal: descends the implicit tree from the root, visiting only cells whose region
+// (enlarged for loose placement) meets the window's cell range, each with the runs of its subtree.
+static bp_status qt_visit(bp_algorithm *m, const bp_frame *f, bp_visitor *qu) {
+    (void)f;
     const bp_quadtree *q = (const bp_quadtree *)m;
     if (!q->valid || q->nruns == 0) return BP_OK;
     const int d = q->dim;
@@ -1233,10 +1234,8 @@ static bp_status qt_query(bp_algorithm *m, const bp_frame *f, const bp_query *qu
         const size_t r1 = stack[sp].r1;
         if (q->run_key[r0] == ((code << QT_LEVEL_BITS) | lvl)) {
             for (size_t p = q->run_start[r0]; p < q->run_start[r0 + 1]; ++p) {
-                if (bp_query_hit(qu, f, q->ids[p])) {
-                    bp_status st = bp_index_push(out, q->ids[p]);
-                    if (st != BP_OK) return st;
-                }
+                bp_status st = qu->visit(qu, q->ids[p]);
+                if (st != BP_OK) return st;
             }
             ++r0;
         }
@@ -1335,7 +1334,7 @@ const bp_algorithm_class bp_quadtree_class = {
     .destroy = qt_destroy,
     .find_pairs = qt_find_pairs,
     .reset = qt_reset,
-    .query = qt_query,
+    .visit = qt_visit,
     .debug_draw = qt_debug_draw,
     .validate = qt_validate,
 };

@@ -1,9 +1,9 @@
-// Region query shapes from the public arguments, validated once for the context's and the
-// world's queries (src/method.h).
+// Query shapes from the public arguments, validated once for the context's and the world's
+// queries; their exact tests; the traversal without a structure; the region visitor.
 #include <math.h>
 
 #include "exact.h"
-#include "method.h"
+#include "query.h"
 
 bp_status bp_query_make_box(bp_query *q, int dim, const float *lo, const float *hi) {
     memset(q, 0, sizeof *q);
@@ -85,4 +85,33 @@ bool bp_balls_exact(const float *ca, float ra, const float *cb, float rb, int d)
     n = bp_add_product(e, n, -(double)rb, (double)rb);
     for (int a = 0; a < d; ++a) n = add_diff_squared(e, n, ca[a], cb[a]);
     return n == 0 || e[n - 1] <= 0.0;
+}
+
+bp_status bp_visit_frame(const bp_frame *f, bp_visitor *v) {
+    const int d = f->dim;
+    for (size_t k = 0; k < f->n; ++k) {
+        const float *b = bp_frame_box(f, k);
+        bool touch = true;
+        for (int a = 0; a < d; ++a) touch &= !(b[a] > v->hi[a] || v->lo[a] > b[d + a]);
+        if (!touch) continue;
+        const bp_status st = v->visit(v, (uint32_t)k);
+        if (st != BP_OK) return st;
+    }
+    return BP_OK;
+}
+
+static bp_status region_visit(bp_visitor *v, uint32_t index) {
+    const bp_region_visitor *rv = (const bp_region_visitor *)v;
+    return bp_query_hit(rv->q, rv->f, index) ? bp_index_push(rv->out, index) : BP_OK;
+}
+
+void bp_region_visitor_init(bp_region_visitor *rv, const bp_query *q, const bp_frame *f, bp_index_buf *out) {
+    for (int a = 0; a < 3; ++a) {
+        rv->base.lo[a] = q->lo[a];
+        rv->base.hi[a] = q->hi[a];
+    }
+    rv->base.visit = region_visit;
+    rv->q = q;
+    rv->f = f;
+    rv->out = out;
 }

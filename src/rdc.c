@@ -806,7 +806,7 @@ static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sin
 // ---------------------------------------------------------------------------------------------
 // Region queries, debug draw, validation
 
-static inline bool rdc_node_hit(const rdc_node *nd, const bp_query *q, int d) {
+static inline bool rdc_node_hit(const rdc_node *nd, const bp_visitor *q, int d) {
     for (int x = 0; x < d; ++x)
         if (nd->lo[x] > q->hi[x] || q->lo[x] > nd->hi[x]) return false;
     return true;
@@ -816,10 +816,9 @@ static inline bool rdc_node_hit(const rdc_node *nd, const bp_query *q, int d) {
 // that a window on the boxes' mins maps onto the sorted keys.
 static inline float rdc_adjust_min(float v, float eps) { return eps != 0.0f ? rdc_clamp(v + eps) : v; }
 
-// A final group sorted along its axis: only boxes whose min lies in [q.lo - size_max, q.hi]
-// can reach the query, a run of the sorted keys found by binary search.
-static bp_status rdc_query_sorted(const bp_rdc *r, const bp_frame *f, const rdc_node *nd, const bp_query *q,
-                                  bp_index_buf *out) {
+// A final group sorted along its axis: only boxes whose min lies in [lo - size_max, hi] of the
+// window can touch it, a run of the sorted keys found by binary search.
+static bp_status rdc_visit_sorted(const bp_rdc *r, const rdc_node *nd, bp_visitor *q) {
     const int a = nd->axis;
     double from = (double)q->lo[a] - (double)nd->size_max;
     float ffrom = from < -FLT_MAX ? -FLT_MAX : (float)from;
@@ -835,16 +834,13 @@ static bp_status rdc_query_sorted(const bp_rdc *r, const bp_frame *f, const rdc_
         else hi = mid;
     }
     for (size_t k = lo; k < nd->end && keys[k] <= khi; ++k) {
-        uint32_t i = r->order[k];
-        if (bp_query_hit(q, f, i)) {
-            bp_status st = bp_index_push(out, i);
-            if (st != BP_OK) return st;
-        }
+        bp_status st = q->visit(q, r->order[k]);
+        if (st != BP_OK) return st;
     }
     return BP_OK;
 }
 
-static bp_status rdc_query(bp_algorithm *m, const bp_frame *f, const bp_query *q, bp_index_buf *out) {
+static bp_status rdc_visit(bp_algorithm *m, const bp_frame *f, bp_visitor *q) {
     bp_rdc *r = (bp_rdc *)m;
     if (r->node_count == 0) return BP_OK;
     BP_RESERVE_DISCARD(m->ctx, r->qstack, r->qstack_cap, r->node_count + 1);
@@ -873,15 +869,12 @@ static bp_status rdc_query(bp_algorithm *m, const bp_frame *f, const bp_query *q
                 for (; c0 < c1; ++c0) stack[top++] = (uint32_t)c0;
             }
         } else if (nd->axis >= 0) {
-            bp_status st = rdc_query_sorted(r, f, nd, q, out);
+            bp_status st = rdc_visit_sorted(r, nd, q);
             if (st != BP_OK) return st;
         } else {
             for (uint32_t k = nd->begin; k < nd->end; ++k) {
-                uint32_t i = r->order[k];
-                if (bp_query_hit(q, f, i)) {
-                    bp_status st = bp_index_push(out, i);
-                    if (st != BP_OK) return st;
-                }
+                bp_status st = q->visit(q, r->order[k]);
+                if (st != BP_OK) return st;
             }
         }
     }
@@ -979,7 +972,7 @@ const bp_algorithm_class bp_rdc_class = {
     .destroy = rdc_destroy,
     .find_pairs = rdc_find_pairs,
     .reset = rdc_reset,
-    .query = rdc_query,
+    .visit = rdc_visit,
     .debug_draw = rdc_debug_draw,
     .validate = rdc_validate,
 };

@@ -262,22 +262,19 @@ static size_t sweep_lower_bound(const float *min0, size_t n, float x) {
     return lo;
 }
 
-// Region query from the sorted order: a box can reach the query only if its min on the sweep
-// axis lies in [q.lo - largest extent, q.hi], a contiguous run found by binary search.
-static bp_status sweep_query(bp_algorithm *m, const bp_frame *f, const bp_query *q, bp_index_buf *out) {
+// A query's traversal from the sorted order: a box can touch the window only if its min on the
+// sweep axis lies in [lo - largest extent, hi], a contiguous run found by binary search.
+static bp_status sweep_visit(bp_algorithm *m, const bp_frame *f, bp_visitor *v) {
     const bp_sweep *s = (const bp_sweep *)m;
     const int a = s->axis;
     const float *min0 = s->soa;
-    double from = (double)q->lo[a] - (double)f->size_max[a];
+    double from = (double)v->lo[a] - (double)f->size_max[a];
     float ffrom = (float)from;
     if ((double)ffrom > from) ffrom = nextafterf(ffrom, -INFINITY);
     size_t k = sweep_lower_bound(min0, s->n, ffrom);
-    for (; k < s->n && min0[k] <= q->hi[a]; ++k) {
-        uint32_t i = s->perm[k];
-        if (bp_query_hit(q, f, i)) {
-            bp_status st = bp_index_push(out, i);
-            if (st != BP_OK) return st;
-        }
+    for (; k < s->n && min0[k] <= v->hi[a]; ++k) {
+        bp_status st = v->visit(v, s->perm[k]);
+        if (st != BP_OK) return st;
     }
     return BP_OK;
 }
@@ -322,7 +319,7 @@ const bp_algorithm_class bp_sweep_class = {
     .destroy = sweep_destroy,
     .find_pairs = sweep_find_pairs,
     .reset = sweep_reset,
-    .query = sweep_query,
+    .visit = sweep_visit,
     .debug_draw = sweep_debug_draw,
     .validate = sweep_validate,
 };

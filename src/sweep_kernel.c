@@ -140,21 +140,18 @@ __attribute__((target("avx2"))) static inline bp_status kernel_sweep_avx2(const 
             if (hits) {
                 bp_status r = bp_sink_room(sink, 8);
                 if (r != BP_OK) return r;
-                if (hits == 0xffu && !sink->split) {
+                if (hits == 0xffu && !bp_sink_split(sink)) {
                     // Eight pairs at once, in two stores: dense scenes (`line`: every candidate a
                     // pair) are bound by writing pairs.
                     __m256i p0, p1;
                     kernel_pairs8(ik, idx + j, &p0, &p1);
-                    if (sink->lines && sink->count == 0) {
-                        // A large output (context.c, streamed buffer mode) and no pair waiting
-                        // in the chunk: the block is one whole line of the pair buffer, streamed
-                        // there directly. Not past pairs waiting in the chunk: the order must
-                        // not depend on the mode (workers have none; see kernel_sweep_stream512).
-                        if (BP_UNLIKELY(sink->delivered + 8 > sink->lines_cap)) {
-                            r = bp_sink_grow_lines(sink);
-                            if (r != BP_OK) return r;
-                        }
-                        bp_pair *out = sink->lines + sink->delivered;
+                    // A large output (streamed buffer mode) and no pair waiting in the chunk: the
+                    // block is one whole line of the pair buffer, streamed there directly. Not
+                    // past pairs waiting in the chunk: the order must not depend on the mode
+                    // (workers have none; see kernel_sweep_stream512).
+                    bp_pair *out = bp_sink_line(sink, &r);
+                    if (BP_UNLIKELY(r != BP_OK)) return r;
+                    if (out) {
                         if (BP_LIKELY(((uintptr_t)out & 31u) == 0)) {
                             _mm256_stream_si256((__m256i *)(void *)out, p0);
                             _mm256_stream_si256((__m256i *)(void *)(out + 4), p1);
@@ -162,12 +159,12 @@ __attribute__((target("avx2"))) static inline bp_status kernel_sweep_avx2(const 
                             _mm256_storeu_si256((__m256i *)(void *)out, p0);
                             _mm256_storeu_si256((__m256i *)(void *)(out + 4), p1);
                         }
-                        sink->delivered += 8;
+                        bp_sink_line_done(sink);
                     } else {
-                        bp_pair *out = sink->buf + sink->count;
+                        out = bp_sink_at(sink);
                         _mm256_storeu_si256((__m256i *)(void *)out, p0);
                         _mm256_storeu_si256((__m256i *)(void *)(out + 4), p1);
-                        sink->count += 8;
+                        bp_sink_advance(sink, 8);
                     }
                 } else {
                     for (unsigned b = 0; b < 8; ++b) bp_sink_put(sink, ik, idx[j + b], (hits >> b) & 1u);
@@ -201,19 +198,17 @@ SWEEP_T512 static inline bp_status kernel_sweep_stream512(const float *BP_RESTRI
                                                           const int dim, const uint32_t *BP_RESTRICT idx,
                                                           const bool check_lo, size_t k0, size_t k1, bp_sink *sink,
                                                           uint64_t *checks) {
-    // The chunk's pairs come first: its whole lines out (bp_flush_stream), the rest into the
-    // register, and the chunk stays empty until the end.
-    if (sink->count >= 8) {
-        bp_status r = sink->flush(sink);
-        if (r != BP_OK) return r;
-    }
-    unsigned np = (unsigned)sink->count;  // pairs waiting in `wait`, under 8
-    __m512i wait = _mm512_maskz_loadu_epi64((__mmask8)((1u << np) - 1u), sink->buf);
-    sink->count = 0;
+    // The chunk's pairs come first: its whole lines out, the rest into the register, and the
+    // chunk stays empty until the end.
+    bp_status r = BP_OK;
+    size_t waiting = 0;
+    const bp_pair *chunk = bp_sink_stream_take(sink, &waiting, &r);
+    if (r != BP_OK) return r;
+    unsigned np = (unsigned)waiting;  // pairs waiting in `wait`, under 8
+    __m512i wait = _mm512_maskz_loadu_epi64((__mmask8)((1u << np) - 1u), chunk);
     const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     const float *const mm[6] = {soa, soa + st, soa + 2 * st, soa + 3 * st, soa + 4 * st, soa + 5 * st};
     uint64_t c = 0;
-    bp_status r = BP_OK;
     for (size_t k = k0; k < k1 && k + 1 < n && r == BP_OK; ++k) {
         const kernel_row8 row = kernel_row8_make(mm, k, dim);
         const uint32_t ik = idx[k];
@@ -236,14 +231,11 @@ SWEEP_T512 static inline bp_status kernel_sweep_stream512(const float *BP_RESTRI
                     wait = line;
                     np = total;
                 } else {
-                    if (BP_UNLIKELY(sink->delivered + 8 > sink->lines_cap)) {
-                        r = bp_sink_grow_lines(sink);
-                        if (r != BP_OK) break;
-                    }
-                    bp_pair *out = sink->lines + sink->delivered;
+                    bp_pair *out = bp_sink_next_line(sink, &r);
+                    if (BP_UNLIKELY(r != BP_OK)) break;
                     if (BP_LIKELY(((uintptr_t)out & 63u) == 0)) _mm512_stream_si512((void *)out, line);
                     else _mm512_storeu_si512((void *)out, line);  // a hook that broke its alignment promise
-                    sink->delivered += 8;
+                    bp_sink_line_done(sink);
                     // What is left of the block: its lanes from 8 - np on.
                     wait = _mm512_permutex2var_epi64(wait, _mm512_add_epi64(lane, _mm512_add_epi64(shift, _mm512_set1_epi64(8))), b);
                     np = total - 8;
@@ -256,8 +248,8 @@ SWEEP_T512 static inline bp_status kernel_sweep_stream512(const float *BP_RESTRI
             c += 8;
         }
     }
-    _mm512_mask_storeu_epi64(sink->buf, (__mmask8)((1u << np) - 1u), wait);
-    sink->count = np;
+    _mm512_mask_storeu_epi64(bp_sink_stream_back(sink), (__mmask8)((1u << np) - 1u), wait);
+    bp_sink_stream_return(sink, np);
     *checks += c;
     return r;
 }
@@ -299,7 +291,7 @@ static bool sweep_stream512(void) {
 bp_status bp_sweep_soa_rows(const float *soa, size_t n, size_t stride, int dim, const uint32_t *idx, bool check_lo,
                             size_t k0, size_t k1, bp_sink *sink, uint64_t *checks) {
 #if defined(SWEEP_KERNEL_AVX512)
-    if (sink->lines && !sink->split && sweep_stream512()) {
+    if (bp_sink_streams(sink) && sweep_stream512()) {
         if (dim == 2)
             return (check_lo ? kernel_s512_2_lo : kernel_s512_2)(soa, n, stride, idx, k0, k1, sink, checks);
         return (check_lo ? kernel_s512_3_lo : kernel_s512_3)(soa, n, stride, idx, k0, k1, sink, checks);

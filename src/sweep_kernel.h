@@ -3,7 +3,7 @@
 #ifndef BP_SWEEP_KERNEL_H
 #define BP_SWEEP_KERNEL_H
 
-#include "core.h"
+#include "sink.h"
 
 /// Floats of +inf sentinels each array needs after its last box: the widest block read past it.
 #define BP_SWEEP_PAD 8
