@@ -22,10 +22,12 @@
 int bp_grid_dense_mode = GRID_DENSE_AUTO;
 
 #if defined(GRID_DENSE_HAVE_512)
-// What GRID_DENSE_T512 lets the compiler use, in every kernel it marks. (Not AVX-512 BW and VL:
-// with them in the target, GCC 12's ThreadSanitizer build lost 2D pairs in these kernels, e.g.
-// test threads.auto.2d.same with SEED=124637720, though the 2D code does not use them; so the
-// six arrays' kernel compares its 16-bit codes with AVX2 and gathers the bits with pext.)
+// What GRID_DENSE_T512 lets the compiler use, in every kernel it marks. Not AVX-512 BW: with it
+// in the target, GCC 12 writes `unsigned in = <16-lane compare mask>` to a stack slot with a
+// 16-bit kmovw and reads it back with a 32-bit movl (bits 16-31 stale) wherever it keeps that
+// value in memory, as the calls of the ThreadSanitizer build make it do (threads.auto.2d.same,
+// SEED=124637720, lost 2D pairs); tests/repro/gcc12_mask_spill.c shows it alone. So the six
+// arrays' kernel compares its 16-bit codes with AVX2 and gathers the bits with pext.
 static bool grid_dense_cpu512(void) {
     return bp_cpu_avx512() && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
 }
