@@ -29,7 +29,7 @@ if(TARGET bp_bench)
     list(GET args 1 dm)
     list(GET args 2 nn)
     list(GET args 3 fr)
-    add_test(NAME scene_${sc}_${dm}d_${nn}_frame${fr} COMMAND test_scene ${args})
+    add_test(NAME scene_${sc}_${dm}d_${nn}_frame${fr} COMMAND test_scene count ${args})
   endforeach()
 endif()
 
