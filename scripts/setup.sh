@@ -46,8 +46,8 @@ optional+=(
   python3-scipy     # python/bench.py: cKDTree.query_pairs, a peer
   python3-shapely   # python/bench.py: shapely's STRtree (Debian 12: shapely 1.8), a peer
   python3-rtree     # python/bench.py: rtree (libspatialindex), a peer
-  emscripten        # scripts/build_web.sh: the browser demo (web/, test web_browser)
-  chromium          # test web_browser: the demo in headless Chromium (playwright-core from npm)
+  emscripten        # scripts/build_web.sh: the browser demo (web/, test web.browser)
+  chromium          # test web.browser: the demo in headless Chromium (playwright-core from npm)
 )
 # Issue #19, what adopters expect (one block of its own, so parallel work does not collide):
 optional+=(
@@ -69,7 +69,7 @@ optional+=(
 
 if $full; then
   packages+=("${optional[@]}")
-  # npm: test web_browser fetches playwright-core with it. Only when no npm is on the PATH: a
+  # npm: test web.browser fetches playwright-core with it. Only when no npm is on the PATH: a
   # nodejs from NodeSource carries its own npm and conflicts with Debian's package.
   command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi

@@ -6,8 +6,8 @@
 // SKIP_RETURN_CODE), so it shows as skipped, never as passed.
 //
 // Randomness comes from the splitmix64 of docs/scenes.md, seeded from $SEED or, by default, from a
-// hash of the case's full command line (stable between runs). The seed is printed on failure:
-// `SEED=<n> ./test_oracle random sweep 2` replays it.
+// hash of the case's full command line (stable between runs), or from the suite's own fixed seed
+// (BPT_MAIN_SEED). The seed is printed on failure: `SEED=<n> ./test_oracle random sweep 2` replays it.
 //
 // Everything is `static inline` so each test file uses what it needs without unused warnings.
 #ifndef BP_TEST_HARNESS_H
@@ -100,8 +100,9 @@ static inline uint64_t bpt_hash(const char *s) {
     return h;
 }
 
-/// Runs the case named by argv[1] with the remaining arguments.
-static inline int bpt_main(const bpt_case *cases, size_t count, int argc, char **argv) {
+/// Runs the case named by argv[1] with the remaining arguments. The seed (bpt_seed) is $SEED, else
+/// `fixed` when it is not 0, else a hash of the command line.
+static inline int bpt_main_seed(const bpt_case *cases, size_t count, int argc, char **argv, uint64_t fixed) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s CASE [ARGS...]\ncases:", argv[0]);
         for (size_t k = 0; k < count; ++k) fprintf(stderr, " %s", cases[k].name);
@@ -117,7 +118,7 @@ static inline int bpt_main(const bpt_case *cases, size_t count, int argc, char *
         if (len >= sizeof bpt_case_name) len = sizeof bpt_case_name - 1;
     }
     const char *env = getenv("SEED");
-    bpt_seed = env && *env ? strtoull(env, NULL, 0) : bpt_hash(bpt_case_name) % 1000000007u;
+    bpt_seed = env && *env ? strtoull(env, NULL, 0) : fixed ? fixed : bpt_hash(bpt_case_name) % 1000000007u;
     for (size_t k = 0; k < count; ++k) {
         if (strcmp(cases[k].name, argv[1]) == 0) {
             cases[k].fn(argc - 2, argv + 2);
@@ -129,8 +130,27 @@ static inline int bpt_main(const bpt_case *cases, size_t count, int argc, char *
     return 2;
 }
 
+static inline int bpt_main(const bpt_case *cases, size_t count, int argc, char **argv) {
+    return bpt_main_seed(cases, count, argc, argv, 0);
+}
+
 #define BPT_MAIN(cases)                                                                            \
     int main(int argc, char **argv) { return bpt_main(cases, sizeof cases / sizeof cases[0], argc, argv); }
+
+/// A main whose cases draw from one fixed seed unless $SEED is set, for the suites whose inputs
+/// were chosen with that seed (test_quadtree, test_rdc and test_grid's bpt_main_seed: 1;
+/// test_world_peers: 777; test_world_script: 20260113).
+#define BPT_MAIN_SEED(cases, seed)                                                                 \
+    int main(int argc, char **argv) { return bpt_main_seed(cases, sizeof cases / sizeof cases[0], argc, argv, seed); }
+
+/// A case written as `int fn(void)` that returns 0, or nonzero after printing why it failed (the
+/// form of test_grid.c, whose helpers report a failure by their return value): BPT_INT_CASE(fn)
+/// defines `fn_case`, the bpt_fn that runs it and fails when it returns nonzero.
+#define BPT_INT_CASE(fn)                                                                           \
+    static void fn##_case(int argc, char **argv) {                                                 \
+        (void)argc, (void)argv;                                                                    \
+        CHECK_MSG(fn() == 0, "%s failed", #fn);                                                    \
+    }
 
 /// Parses a method argument; a method this build lacks skips the case (exit BPT_SKIP).
 static inline bp_method bpt_method_arg(int argc, char **argv, int k) {

@@ -13,4 +13,9 @@ if(BP_BASH)
     # The demo prints its usage without a display.
     set_tests_properties(man.broadphase-demo PROPERTIES ENVIRONMENT "SDL_VIDEODRIVER=dummy")
   endif()
+  get_property(bp_man_tests DIRECTORY PROPERTY TESTS)
+  if(bp_man_tests)
+    set_tests_properties(${bp_man_tests} PROPERTIES LABELS man)
+  endif()
 endif()
+bp_finish_tests()  # tests/CMakeLists.txt

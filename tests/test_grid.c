@@ -2,7 +2,7 @@
 // through the library, BP_METHOD_BRUTE) on the benchmark scenes and on the inputs a grid finds
 // hard: huge and far-away coordinates, one box covering everything, everything in one cell,
 // mixed sizes, n changing between frames, failed allocations. Queries against a brute scan.
-// Usage: test_grid <case>  (no argument: every case). $SEED overrides the random seed.
+// Usage: test_grid <case> (tests/harness.h). $SEED overrides the random seed (default 1).
 #include <float.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -15,21 +15,7 @@
 #include <xmmintrin.h>
 #endif
 #include "../src/core.h"  // bp_select_double (test_select)
-
-static uint64_t g_seed = 1;
-static int g_fail = 0;
-
-#define CHECK(cond)                                                                                  \
-    do {                                                                                             \
-        if (!(cond)) {                                                                               \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed (SEED=%llu)\n", __FILE__, __LINE__, #cond,      \
-                    (unsigned long long)g_seed);                                                     \
-            g_fail = 1;                                                                              \
-            return 1;                                                                                \
-        }                                                                                            \
-    } while (0)
-
-#define CHECK_OK(expr) CHECK((expr) == BP_OK)
+#include "harness.h"
 
 // ---------------------------------------------------------------------------------------------
 // splitmix64 and the docs/scenes.md generator
@@ -244,7 +230,7 @@ static int test_scenes(void) {
 // Random boxes of wildly different sizes (log-uniform over 6 decades), n changing every frame,
 // some frames with big outliers, 2D and 3D, with and without a user cell size.
 static int test_random(void) {
-    uint64_t R = g_seed;
+    uint64_t R = bpt_seed;
     for (int dim = 2; dim <= 3; ++dim) {
         for (int variant = 0; variant < 3; ++variant) {
             float cell = variant == 1 ? 0.5f : (variant == 2 ? 50.0f : 0.0f);
@@ -294,7 +280,7 @@ static int test_degenerate(void) {
         const size_t w = 2 * (size_t)dim;
         float *boxes = malloc(600 * w * sizeof(float));
         CHECK(boxes);
-        uint64_t R = g_seed + (uint64_t)dim;
+        uint64_t R = bpt_seed + (uint64_t)dim;
         CHECK(compare_boxes(dim, boxes, 0, 0) == 0);
         for (int a = 0; a < dim; ++a) {
             boxes[a] = 1.0f;
@@ -358,7 +344,7 @@ static int test_extreme(void) {
         const size_t w = 2 * (size_t)dim, n = 1000;
         float *boxes = malloc(n * w * sizeof(float));
         CHECK(boxes);
-        uint64_t R = g_seed * 7 + (uint64_t)dim;
+        uint64_t R = bpt_seed * 7 + (uint64_t)dim;
         for (int variant = 0; variant < 6; ++variant) {
             for (size_t i = 0; i < n; ++i)
                 for (int a = 0; a < dim; ++a) {
@@ -472,13 +458,13 @@ static int query_rounds(bp_context *g, bp_context *b, uint64_t *R, double W, con
 
 
 static int test_query(void) {
-    uint64_t R = g_seed * 13;
+    uint64_t R = bpt_seed * 13;
     for (int dim = 2; dim <= 3; ++dim) {
         const char *names[2] = {"mixed", "clustered"};
         for (int sc = 0; sc < 2; ++sc) {
             scene s;
             const size_t n = 5000;
-            CHECK(scene_init(&s, names[sc], n, dim, g_seed));
+            CHECK(scene_init(&s, names[sc], n, dim, bpt_seed));
             float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
             CHECK(boxes);
             scene_boxes(&s, boxes);
@@ -509,7 +495,7 @@ static int test_between(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 4000;
-        CHECK(scene_init(&s, "mixed", n, dim, g_seed));
+        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
         float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
         CHECK(boxes);
         scene_boxes(&s, boxes);
@@ -573,7 +559,7 @@ static int test_nomem(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 3000;
-        CHECK(scene_init(&s, "mixed", n, dim, g_seed));
+        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
         float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
         CHECK(boxes);
         bp_context *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
@@ -635,7 +621,7 @@ static int test_warm(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 20000;
-        CHECK(scene_init(&s, "mixed", n, dim, g_seed));
+        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
         float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
         CHECK(boxes);
         fail_alloc fa = {-1, 0};
@@ -676,7 +662,7 @@ static bool stop_after_one(const bp_pair *p, size_t c, void *user) {
 static int test_stop(void) {
     scene s;
     const size_t n = 20000;
-    CHECK(scene_init(&s, "uniform", n, 2, g_seed));
+    CHECK(scene_init(&s, "uniform", n, 2, bpt_seed));
     float *boxes = malloc(n * 4 * sizeof(float));
     CHECK(boxes);
     scene_boxes(&s, boxes);
@@ -727,7 +713,7 @@ static void draw_box(const float *lo, const float *hi, int level, void *user) {
 static int test_draw(void) {
     scene s;
     const size_t n = 2000;
-    CHECK(scene_init(&s, "mixed", n, 2, g_seed));
+    CHECK(scene_init(&s, "mixed", n, 2, bpt_seed));
     float *boxes = malloc(n * 4 * sizeof(float));
     CHECK(boxes);
     scene_boxes(&s, boxes);
@@ -776,7 +762,7 @@ static void lattice_box(const float *lo, const float *hi, int level, void *user)
 static int test_draw_lattice(void) {
     scene s;
     const size_t n = 500;
-    CHECK(scene_init(&s, "seed", n, 2, g_seed));
+    CHECK(scene_init(&s, "seed", n, 2, bpt_seed));
     float *boxes = malloc(n * 4 * sizeof(float));
     lattice_acc *acc = calloc(1, sizeof *acc);
     CHECK(boxes && acc);
@@ -832,11 +818,11 @@ static int test_layouts(void) {
         const char *name;
         size_t n;
     } sc[] = {{"uniform", 3000}, {"clustered", 3000}, {"seed", 1000}, {"line", 1000}, {"mixed", 1000}};
-    uint64_t R = g_seed * 31;
+    uint64_t R = bpt_seed * 31;
     for (size_t c = 0; c < sizeof sc / sizeof sc[0]; ++c) {
         for (int layout = 0; layout < 3; ++layout) {
             scene s;
-            CHECK(scene_init(&s, sc[c].name, sc[c].n, 2, g_seed));
+            CHECK(scene_init(&s, sc[c].name, sc[c].n, 2, bpt_seed));
             float *boxes = malloc(sc[c].n * 4 * sizeof(float));
             CHECK(boxes);
             bp_context *g = make_ctx_layout(2, BP_METHOD_GRID, 0, (bp_grid_layout)layout);
@@ -878,7 +864,7 @@ static int test_crowding(void) {
     for (int c = 0; c < 2; ++c) {
         scene s;
         const size_t n = 2000;
-        CHECK(scene_init(&s, names[c], n, 2, g_seed));
+        CHECK(scene_init(&s, names[c], n, 2, bpt_seed));
         float *boxes = malloc(n * 4 * sizeof(float));
         CHECK(boxes);
         bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
@@ -1066,7 +1052,7 @@ static void dense_box(float *b, int dim, const double *c, const double *e) {
 
 static int test_dense(void) {
     if (!bp_grid_dense_available()) printf("dense: no dense kernels in this build or on this CPU; the scalar loop against itself\n");
-    uint64_t R = g_seed;
+    uint64_t R = bpt_seed;
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim;
         enum { MAXN = 6000, FRAMES = 2 };
@@ -1182,7 +1168,7 @@ static int test_dense_ftz(void) {
     const size_t w = 6;
     float *boxes = malloc((N + 2 * PARTNERS) * w * sizeof(float));
     CHECK(boxes);
-    uint64_t R = g_seed * 31 + 7;
+    uint64_t R = bpt_seed * 31 + 7;
     double c[3], e[3];
     for (size_t i = 0; i < N; ++i) {
         const double r = exp(uni(&R, log(0.1), log(30.0)));
@@ -1244,7 +1230,7 @@ static int test_far_clusters(void) {
         const size_t w = 2 * (size_t)dim, n = 20000;
         float *boxes = malloc(n * w * sizeof(float));
         CHECK(boxes);
-        uint64_t R = g_seed * 13 + (uint64_t)dim;
+        uint64_t R = bpt_seed * 13 + (uint64_t)dim;
         // Centres over a cube of side (2 n)^(1/d) per cluster, boxes of 2: a few neighbours each.
         const double side = pow(2.0 * (double)n, 1.0 / dim);
         for (size_t i = 0; i < n; ++i)
@@ -1278,7 +1264,7 @@ static int test_diagonal(void) {
     const double len = (double)n / 2;
     float *boxes = malloc(n * 4 * sizeof(float));
     CHECK(boxes);
-    uint64_t R = g_seed * 17 + 5;
+    uint64_t R = bpt_seed * 17 + 5;
     for (size_t i = 0; i < n; ++i) {
         const double t = uni(&R, 5, len + 5), e = uni(&R, -2, 2);
         const double c[2] = {t + e, t - e};
@@ -1331,7 +1317,7 @@ static int long_fit_case(const char *name, double density, bool square) {
     float *boxes = malloc(n * 4 * sizeof(float));
     CHECK(boxes);
     const double W = sqrt((double)n * 400.0 / density);
-    uint64_t R = g_seed * 31 + (uint64_t)density;
+    uint64_t R = bpt_seed * 31 + (uint64_t)density;
     for (size_t i = 0; i < n; ++i) {
         const int ax = (int)(i & 1);
         for (int a = 0; a < 2; ++a) {
@@ -1384,7 +1370,7 @@ static int test_long_fit(void) {
 // samples of 1 to 64 values, with many ties, all equal, sorted and reversed; the value and the
 // partition around it (nothing larger before k, nothing smaller after).
 static int test_select(void) {
-    uint64_t R = g_seed * 977 + 1;
+    uint64_t R = bpt_seed * 977 + 1;
     for (int round = 0; round < 400; ++round) {
         const size_t n = 1 + (size_t)(round % 64);
         double v[64], ref[64];
@@ -1415,41 +1401,39 @@ static int test_select(void) {
 
 // ---------------------------------------------------------------------------------------------
 
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} cases[] = {
-    {"scenes", test_scenes}, {"random", test_random}, {"degenerate", test_degenerate},
-    {"extreme", test_extreme}, {"query", test_query}, {"between", test_between},
-    {"nomem", test_nomem}, {"warm", test_warm}, {"stop", test_stop}, {"draw", test_draw},
-    {"draw_lattice", test_draw_lattice}, {"layouts", test_layouts}, {"crowding", test_crowding},
-    {"dense", test_dense}, {"dense_ftz", test_dense_ftz}, {"far_clusters", test_far_clusters}, {"diagonal", test_diagonal},
-    {"long_fit", test_long_fit},
-    {"select", test_select},
+BPT_INT_CASE(test_scenes)
+BPT_INT_CASE(test_random)
+BPT_INT_CASE(test_degenerate)
+BPT_INT_CASE(test_extreme)
+BPT_INT_CASE(test_query)
+BPT_INT_CASE(test_between)
+BPT_INT_CASE(test_nomem)
+BPT_INT_CASE(test_warm)
+BPT_INT_CASE(test_stop)
+BPT_INT_CASE(test_draw)
+BPT_INT_CASE(test_draw_lattice)
+BPT_INT_CASE(test_layouts)
+BPT_INT_CASE(test_crowding)
+BPT_INT_CASE(test_dense)
+BPT_INT_CASE(test_dense_ftz)
+BPT_INT_CASE(test_far_clusters)
+BPT_INT_CASE(test_diagonal)
+BPT_INT_CASE(test_long_fit)
+BPT_INT_CASE(test_select)
+
+static const bpt_case cases[] = {
+    {"scenes", test_scenes_case}, {"random", test_random_case}, {"degenerate", test_degenerate_case},
+    {"extreme", test_extreme_case}, {"query", test_query_case}, {"between", test_between_case},
+    {"nomem", test_nomem_case}, {"warm", test_warm_case}, {"stop", test_stop_case}, {"draw", test_draw_case},
+    {"draw_lattice", test_draw_lattice_case}, {"layouts", test_layouts_case}, {"crowding", test_crowding_case},
+    {"dense", test_dense_case}, {"dense_ftz", test_dense_ftz_case}, {"far_clusters", test_far_clusters_case},
+    {"diagonal", test_diagonal_case}, {"long_fit", test_long_fit_case}, {"select", test_select_case},
 };
 
 int main(int argc, char **argv) {
-    const char *env = getenv("SEED");
-    if (env && *env) g_seed = strtoull(env, NULL, 10);
     if (!bp_method_available(BP_METHOD_GRID)) {
         fprintf(stderr, "grid not available\n");
         return 1;
     }
-    int ran = 0, failed = 0;
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-        if (argc > 1 && strcmp(argv[1], cases[c].name) != 0) continue;
-        ran++;
-        g_fail = 0;
-        if (cases[c].fn() || g_fail) {
-            fprintf(stderr, "FAIL %s (SEED=%llu)\n", cases[c].name, (unsigned long long)g_seed);
-            failed++;
-        } else {
-            printf("ok %s\n", cases[c].name);
-        }
-    }
-    if (ran == 0) {
-        fprintf(stderr, "unknown case %s\n", argv[1]);
-        return 2;
-    }
-    return failed ? 1 : 0;
+    return bpt_main_seed(cases, sizeof cases / sizeof cases[0], argc, argv, 1);
 }

@@ -3,27 +3,16 @@
 // equal brute force (N = 1,000) and sort-and-sweep (every N), pair for pair. A peer with a declared defect (bp_peer_known_defect) may miss pairs,
 // but only pairs of the kind it declares (boxes touching on x), and the detector must flag
 // them; a hand-made touching scene proves the detector catches it (or that the peer is right).
-// Usage: test_peers PEER-NAME
+// Usage: test_peers pairs PEER-NAME (tests/harness.h)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
 #include "peers.h"
 #include "scene.h"
 
 #define TEST_FRAMES 11  // frame 0 (the peer inserts everything) to frame 10
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                            \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 // Our pair set, sorted (i, j): the layout of peers.h.
 static int reference_pairs(bp_method method, int dim, const float *boxes, size_t n, uint32_t **out, size_t *count) {
@@ -69,7 +58,7 @@ static size_t check_against(const char *peer, const char *what, const float *box
     bool same = bp_peer_compare(got, got_count, ref, ref_count, &missing, &extra);
     if (same) return 0;
     const char *defect = bp_peer_known_defect(bp_peer_find(peer));
-    CHECK(extra == 0, "%s: %zu pairs that %s does not have (the exact filter should make this impossible)", what,
+    CHECK_MSG(extra == 0, "%s: %zu pairs that %s does not have (the exact filter should make this impossible)", what,
           extra, "the reference");
     // Walk the missing pairs: each must be of the declared kind.
     size_t a = 0, explained = 0, shown = 0;
@@ -86,7 +75,7 @@ static size_t check_against(const char *peer, const char *what, const float *box
                     q[0], q[dim], touch ? " (touching on x)" : "");
         }
     }
-    CHECK(explained == missing, "%s: %s misses %zu pairs, %zu of them not explained by a declared defect", what, peer,
+    CHECK_MSG(explained == missing, "%s: %s misses %zu pairs, %zu of them not explained by a declared defect", what, peer,
           missing, missing - explained);
     if (explained)
         printf("%s: %s flagged as wrong: misses %zu of %zu true pairs (%s)\n", what, peer, explained, ref_count,
@@ -99,25 +88,25 @@ static size_t run_scene(size_t k, const char *peer, size_t n, int dim) {
     size_t flagged = 0;
     const size_t d = (size_t)dim;
     if (bp_scene_init(&s, "uniform", n, dim, 1) != 0) {
-        CHECK(0, "scene");
+        CHECK_MSG(0, "scene");
         return 0;
     }
     float *boxes = malloc(n * 2 * d * sizeof(float));
     float *vel = malloc(n * d * sizeof(float));
     float lo[3] = {0.0f, 0.0f, 0.0f}, hi[3] = {(float)s.world, (float)s.world, (float)s.world};
     void *p = bp_peer_create(k, dim, n, lo, hi);
-    CHECK(p && boxes && vel, "%s: create N=%zu", peer, n);
+    CHECK_MSG(p && boxes && vel, "%s: create N=%zu", peer, n);
     for (int frame = 0; p && boxes && vel && frame < TEST_FRAMES; ++frame) {
         if (frame > 0) bp_scene_step(&s);
         bp_scene_boxes(&s, boxes);
         for (size_t i = 0; i < d * n; ++i) vel[i] = (float)s.v[i];
         // Every other frame without velocities: the peer derives them.
         int rc = bp_peer_step(p, boxes, n, frame % 2 ? vel : NULL);
-        CHECK(rc == 0, "%s: step N=%zu frame %d", peer, n, frame);
+        CHECK_MSG(rc == 0, "%s: step N=%zu frame %d", peer, n, frame);
         if (rc != 0) break;
         const uint32_t *got;
         size_t got_count;
-        CHECK(bp_peer_exact_pairs(p, boxes, &got, &got_count) == 0, "%s: exact pairs", peer);
+        CHECK_MSG(bp_peer_exact_pairs(p, boxes, &got, &got_count) == 0, "%s: exact pairs", peer);
         uint32_t *ref;
         size_t ref_count;
         char what[96];
@@ -126,7 +115,7 @@ static size_t run_scene(size_t k, const char *peer, size_t n, int dim) {
             flagged += check_against(peer, what, boxes, dim, got, got_count, ref, ref_count);
             free(ref);
         } else {
-            CHECK(0, "sweep reference");
+            CHECK_MSG(0, "sweep reference");
         }
         if (n <= 1000) {
             if (reference_pairs(BP_METHOD_BRUTE, dim, boxes, n, &ref, &ref_count) == 0) {
@@ -134,7 +123,7 @@ static size_t run_scene(size_t k, const char *peer, size_t n, int dim) {
                 check_against(peer, what, boxes, dim, got, got_count, ref, ref_count);
                 free(ref);
             } else {
-                CHECK(0, "brute reference");
+                CHECK_MSG(0, "brute reference");
             }
         }
         printf("%s uniform %dD N=%zu frame %d: %zu exact pairs from %zu candidates (%zu duplicates)\n", peer, dim, n,
@@ -156,25 +145,25 @@ static void run_touching(size_t k, const char *peer, int dim) {
     const float *boxes = dim == 2 ? b2 : b3;
     float lo[3] = {-1, -1, -1}, hi[3] = {16, 16, 16}, vel[12] = {0};
     void *p = bp_peer_create(k, dim, 4, lo, hi);
-    CHECK(p != NULL, "%s: create touching %dD", peer, dim);
+    CHECK_MSG(p != NULL, "%s: create touching %dD", peer, dim);
     if (!p) return;
     for (int frame = 0; frame < 3; ++frame) {
-        CHECK(bp_peer_step(p, boxes, 4, vel) == 0, "%s: step touching", peer);
+        CHECK_MSG(bp_peer_step(p, boxes, 4, vel) == 0, "%s: step touching", peer);
         const uint32_t *got;
         size_t count, missing = 0, extra = 0;
-        CHECK(bp_peer_exact_pairs(p, boxes, &got, &count) == 0, "%s: exact touching", peer);
+        CHECK_MSG(bp_peer_exact_pairs(p, boxes, &got, &count) == 0, "%s: exact touching", peer);
         bool same = bp_peer_compare(got, count, want, 3, &missing, &extra);
         const char *defect = bp_peer_known_defect(k);
-        CHECK(extra == 0, "%s: touching %dD: %zu extra pairs", peer, dim, extra);
+        CHECK_MSG(extra == 0, "%s: touching %dD: %zu extra pairs", peer, dim, extra);
         if (defect) {
             // The declared defect must show, and the detector must see it: (0,1) and (1,2)
             // touch on x.
-            CHECK(!same && missing == 2, "%s: touching %dD: expected the detector to flag 2 missing pairs, got %zu",
+            CHECK_MSG(!same && missing == 2, "%s: touching %dD: expected the detector to flag 2 missing pairs, got %zu",
                   peer, dim, missing);
             if (frame == 0)
                 printf("touching %dD: %s flagged as wrong: finds %zu of 3 pairs (%s)\n", dim, peer, count, defect);
         } else {
-            CHECK(same, "%s: touching %dD frame %d: %zu missing, %zu extra", peer, dim, frame, missing, extra);
+            CHECK_MSG(same, "%s: touching %dD frame %d: %zu missing, %zu extra", peer, dim, frame, missing, extra);
         }
     }
     bp_peer_destroy(p);
@@ -188,24 +177,24 @@ static void run_time_limit(size_t k, const char *peer) {
     const size_t n = 3000;
     bp_scene s;
     if (bp_scene_init(&s, "line", n, 2, 1) != 0) {
-        CHECK(0, "scene");
+        CHECK_MSG(0, "scene");
         return;
     }
     float *boxes = malloc(n * 4 * sizeof(float));
     float lo[2] = {0.0f, 0.0f}, hi[2] = {(float)s.world, (float)s.world};
     void *p = bp_peer_create(k, 2, n, lo, hi);
-    CHECK(p && boxes, "%s: create line", peer);
+    CHECK_MSG(p && boxes, "%s: create line", peer);
     if (p && boxes) {
         bp_scene_boxes(&s, boxes);
         bp_peer_set_time_limit(p, 1e-9);
         int rc = bp_peer_step(p, boxes, n, NULL);
         bool must_stop = strcmp(peer, "chipmunk-sweep1d") == 0 || strcmp(peer, "bullet-sap") == 0;
-        CHECK(rc == BP_PEER_TOO_SLOW || (rc == 0 && !must_stop), "%s: time limit: step returned %d", peer, rc);
+        CHECK_MSG(rc == BP_PEER_TOO_SLOW || (rc == 0 && !must_stop), "%s: time limit: step returned %d", peer, rc);
         if (rc == BP_PEER_TOO_SLOW) {
             const uint32_t *pairs;
             size_t count;
-            CHECK(bp_peer_step(p, boxes, n, NULL) == -1, "%s: a step after BP_PEER_TOO_SLOW must fail", peer);
-            CHECK(bp_peer_exact_pairs(p, boxes, &pairs, &count) == -1, "%s: no pairs after BP_PEER_TOO_SLOW", peer);
+            CHECK_MSG(bp_peer_step(p, boxes, n, NULL) == -1, "%s: a step after BP_PEER_TOO_SLOW must fail", peer);
+            CHECK_MSG(bp_peer_exact_pairs(p, boxes, &pairs, &count) == -1, "%s: no pairs after BP_PEER_TOO_SLOW", peer);
             printf("%s: gave up at the time limit as asked\n", peer);
         }
     }
@@ -220,23 +209,18 @@ static void run_detector(void) {
     const uint32_t drop[] = {0, 1, 2, 3, 7, 9};
     const uint32_t add[] = {0, 1, 0, 5, 1, 2, 2, 3, 7, 9};
     size_t missing, extra;
-    CHECK(bp_peer_compare(ref, 4, ref, 4, &missing, &extra) && missing == 0 && extra == 0, "detector: equal");
-    CHECK(!bp_peer_compare(drop, 3, ref, 4, &missing, &extra) && missing == 1 && extra == 0, "detector: drop");
-    CHECK(!bp_peer_compare(add, 5, ref, 4, &missing, &extra) && missing == 0 && extra == 1, "detector: add");
-    CHECK(!bp_peer_compare(NULL, 0, ref, 4, &missing, &extra) && missing == 4, "detector: empty");
+    CHECK_MSG(bp_peer_compare(ref, 4, ref, 4, &missing, &extra) && missing == 0 && extra == 0, "detector: equal");
+    CHECK_MSG(!bp_peer_compare(drop, 3, ref, 4, &missing, &extra) && missing == 1 && extra == 0, "detector: drop");
+    CHECK_MSG(!bp_peer_compare(add, 5, ref, 4, &missing, &extra) && missing == 0 && extra == 1, "detector: add");
+    CHECK_MSG(!bp_peer_compare(NULL, 0, ref, 4, &missing, &extra) && missing == 4, "detector: empty");
 }
 
-int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s PEER\n", argv[0]);
-        return 2;
-    }
-    const char *peer = argv[1];
+// Every check of one peer, argv[0].
+static void case_pairs(int argc, char **argv) {
+    CHECK_MSG(argc == 1, "usage: test_peers pairs PEER");
+    const char *peer = argv[0];
     size_t k = bp_peer_find(peer);
-    if (k == (size_t)-1) {
-        fprintf(stderr, "peer %s is not compiled in\n", peer);
-        return 1;
-    }
+    CHECK_MSG(k != (size_t)-1, "peer %s is not compiled in", peer);
     run_detector();
     run_time_limit(k, peer);
     run_touching(k, peer, 2);
@@ -246,7 +230,9 @@ int main(int argc, char **argv) {
     if (bp_peer_supports(k, 3)) run_scene(k, peer, 1000, 3);
     if (flagged) printf("%s: %zu true pairs missed on uniform, flagged by the detector\n", peer, flagged);
     // The declared defect shows on uniform already (chipmunk-sweep1d: frame 6 at N = 10,000).
-    if (bp_peer_known_defect(k)) CHECK(flagged > 0, "%s: declared defect not seen on uniform", peer);
-    if (failures) fprintf(stderr, "%s: %d failures\n", peer, failures);
-    return failures ? 1 : 0;
+    if (bp_peer_known_defect(k)) CHECK_MSG(flagged > 0, "%s: declared defect not seen on uniform", peer);
 }
+
+static const bpt_case cases[] = {{"pairs", case_pairs}};
+
+BPT_MAIN(cases)

@@ -4,7 +4,7 @@
 // maximum, boxes outside a fixed world, huge coordinates, everything on one line, identical
 // boxes, n changing between frames, a frame after an error; plus region queries against a scan
 // and the method's own validator. Random tests print their seed; $SEED overrides it.
-// Usage: test_quadtree <case> (see main); no argument runs every case.
+// Usage: test_quadtree <case> (tests/harness.h). $SEED overrides the seed (default 1).
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,40 +13,19 @@
 
 #include "broadphase.h"
 #include "../src/morton.h"
+#include "harness.h"
 
-static uint64_t g_seed = 1;
-static uint64_t g_state;
-static const char *g_case = "";
+// The case's random stream: splitmix64 (tests/harness.h) from the seed, started at the first draw.
+static bpt_rng g_rng;
+static bool g_rng_started;
 
 static uint64_t rng_next(void) {
-    g_state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = g_state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    if (!g_rng_started) g_rng.s = bpt_seed, g_rng_started = true;
+    return bpt_next(&g_rng);
 }
 
 static double rng_u01(void) { return (double)(rng_next() >> 11) * 0x1p-53; }
 static float rng_range(double a, double b) { return (float)(a + (b - a) * rng_u01()); }
-
-#define CHECK(cond)                                                                                 \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            fprintf(stderr, "%s:%d: case %s: check failed: %s (SEED=%llu)\n", __FILE__, __LINE__,    \
-                    g_case, #cond, (unsigned long long)g_seed);                                     \
-            exit(1);                                                                                \
-        }                                                                                           \
-    } while (0)
-
-#define CHECK_OK(expr)                                                                              \
-    do {                                                                                            \
-        bp_status st_ = (expr);                                                                     \
-        if (st_ != BP_OK) {                                                                         \
-            fprintf(stderr, "%s:%d: case %s: %s returned %s (SEED=%llu)\n", __FILE__, __LINE__,      \
-                    g_case, #expr, bp_status_string(st_), (unsigned long long)g_seed);              \
-            exit(1);                                                                                \
-        }                                                                                           \
-    } while (0)
 
 typedef struct options {
     bool loose;
@@ -179,7 +158,8 @@ static const options k_strict = {false, 0, false, {0}, {0}};
 static const options k_loose = {true, 0, false, {0}, {0}};
 
 // Random boxes of mixed sizes, both placements, 2D and 3D, moving over frames (coherence).
-static void case_random(void) {
+static void case_random(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int dim = 2; dim <= 3; ++dim)
         for (int lo = 0; lo < 2; ++lo) {
             bp_context *qt = make(dim, BP_METHOD_QUADTREE, lo ? &k_loose : &k_strict);
@@ -200,7 +180,8 @@ static void case_random(void) {
 
 // Boxes exactly on cell boundaries: integer coordinates in a world of 64 with levels 6 (cell 1),
 // touching edges and corners (closed intervals), at levels 1, 6 and the maximum.
-static void case_boundaries(void) {
+static void case_boundaries(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int dim = 2; dim <= 3; ++dim)
         for (int lo = 0; lo < 2; ++lo) {
             const int levels[] = {1, 6, 40};
@@ -226,7 +207,8 @@ static void case_boundaries(void) {
 
 // Degenerate inputs: n = 0 and 1, identical boxes, points, a line, huge coordinates, a box
 // covering everything.
-static void case_degenerate(void) {
+static void case_degenerate(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int dim = 2; dim <= 3; ++dim)
         for (int lo = 0; lo < 2; ++lo) {
             const options *o = lo ? &k_loose : &k_strict;
@@ -285,7 +267,8 @@ static void case_degenerate(void) {
 
 // A fixed world with boxes partly and wholly outside it (clamped into the border cells, never
 // dropped), and boxes larger than the world.
-static void case_outside(void) {
+static void case_outside(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int dim = 2; dim <= 3; ++dim)
         for (int lo = 0; lo < 2; ++lo) {
             options o = {lo != 0, 0, true, {10, 10, 10}, {20, 30, 40}};
@@ -308,7 +291,8 @@ static void case_outside(void) {
 // to the bulk of the boxes, the far ones land in the border cells. Pairs equal brute force's,
 // strict and loose, with under n^2 / 16 candidates (the whole scene fell into one cell before:
 // every pair tested, n^2 / 2; now 0.35-11 million of 200 million).
-static void case_outlier(void) {
+static void case_outlier(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int dim = 2; dim <= 3; ++dim)
         for (int lo = 0; lo < 2; ++lo) {
             options o = {lo != 0, 0, false, {0, 0, 0}, {0, 0, 0}};
@@ -332,7 +316,8 @@ static void case_outlier(void) {
 }
 
 // n changing between frames, a frame after an error, and dimension 3 after dimension 2 contexts.
-static void case_frames(void) {
+static void case_frames(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int dim = 2; dim <= 3; ++dim)
         for (int lo = 0; lo < 2; ++lo) {
             bp_context *qt = make(dim, BP_METHOD_QUADTREE, lo ? &k_loose : &k_strict);
@@ -362,7 +347,8 @@ static void on_box(const float *lo, const float *hi, int level, void *user) {
     if (level < 0 || level > 40 || lo[0] > hi[0]) g_bad_level++;
 }
 
-static void case_draw(void) {
+static void case_draw(int argc, char **argv) {
+    (void)argc, (void)argv;
     bp_context *qt = make(2, BP_METHOD_QUADTREE, &k_strict);
     float *b = random_boxes(2, 500, 100.0, 5.0);
     compare(qt, 2, b, 500);
@@ -397,7 +383,8 @@ static void fa_free(void *p, size_t size, void *user) {
     free(p);
 }
 
-static void case_nomem(void) {
+static void case_nomem(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int dim = 2; dim <= 3; ++dim)
         for (int lo = 0; lo < 2; ++lo) {
             float *b = random_boxes(dim, 3000, 150.0, 6.0);
@@ -429,7 +416,8 @@ static void case_nomem(void) {
 }
 
 // Bipartite calls: pairs across the two sets only, equal to brute force's.
-static void case_between(void) {
+static void case_between(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int dim = 2; dim <= 3; ++dim)
         for (int lo = 0; lo < 2; ++lo) {
             bp_context *qt = make(dim, BP_METHOD_QUADTREE, lo ? &k_loose : &k_strict);
@@ -461,7 +449,8 @@ static uint64_t naive_interleave(const uint64_t *c, int dim, int bits) {
     return r;
 }
 
-static void case_morton(void) {
+static void case_morton(int argc, char **argv) {
+    (void)argc, (void)argv;
     for (int t = 0; t < 100000; ++t) {
         uint64_t c[3];
         for (int a = 0; a < 3; ++a) c[a] = rng_next();
@@ -487,32 +476,10 @@ static void case_morton(void) {
     CHECK(bp_morton_linear_index(3, 1, 3) == 4);
 }
 
-typedef struct test_case {
-    const char *name;
-    void (*fn)(void);
-} test_case;
-
-static const test_case k_cases[] = {
-    {"random", case_random},     {"boundaries", case_boundaries}, {"degenerate", case_degenerate},
-    {"outside", case_outside},   {"frames", case_frames},         {"draw", case_draw},
-    {"nomem", case_nomem},       {"between", case_between},       {"morton", case_morton},
-    {"outlier", case_outlier},
+static const bpt_case cases[] = {
+    {"random", case_random}, {"boundaries", case_boundaries}, {"degenerate", case_degenerate},
+    {"outside", case_outside}, {"frames", case_frames}, {"draw", case_draw}, {"nomem", case_nomem},
+    {"between", case_between}, {"morton", case_morton}, {"outlier", case_outlier},
 };
 
-int main(int argc, char **argv) {
-    const char *env = getenv("SEED");
-    if (env && *env) g_seed = strtoull(env, NULL, 10);
-    int ran = 0;
-    for (size_t c = 0; c < sizeof k_cases / sizeof k_cases[0]; ++c) {
-        if (argc > 1 && strcmp(argv[1], k_cases[c].name) != 0) continue;
-        g_case = k_cases[c].name;
-        g_state = g_seed;
-        k_cases[c].fn();
-        ++ran;
-    }
-    if (ran == 0) {
-        fprintf(stderr, "unknown case %s\n", argc > 1 ? argv[1] : "");
-        return 2;
-    }
-    return 0;
-}
+BPT_MAIN_SEED(cases, 1)

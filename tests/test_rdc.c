@@ -1,8 +1,8 @@
 // Tests of method `rdc` (recursive dimensional clustering, seed 001): pair sets against brute
 // force through the library, the seed's own figure, degenerate inputs, the threshold and epsilon
 // options, region queries and out-of-memory. Self-contained: one test per command-line name,
-// each registered with CTest (tests/rdc.cmake). Random tests print their seed; $SEED overrides.
-// Usage: test_rdc NAME
+// each registered with CTest (tests/rdc.cmake). Random tests print their seed; $SEED overrides
+// it (default 1). Usage: test_rdc NAME (tests/harness.h)
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -11,28 +11,14 @@
 #include <string.h>
 
 #include "broadphase.h"
+#include "harness.h"
 
-static uint64_t g_seed = 1;
-static int g_failures = 0;
-
-#define CHECK(cond)                                                                              \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            fprintf(stderr, "%s:%d: CHECK failed: %s (SEED=%" PRIu64 ")\n", __FILE__, __LINE__, \
-                    #cond, g_seed);                                                              \
-            g_failures++;                                                                        \
-            return;                                                                              \
-        }                                                                                        \
-    } while (0)
-
-#define CHECK_OK(expr) CHECK((expr) == BP_OK)
-
-// splitmix64 (docs/scenes.md), never rand().
+// splitmix64 (docs/scenes.md, tests/harness.h) on a bare state word, never rand().
 static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    bpt_rng r = {*s};
+    const uint64_t z = bpt_next(&r);
+    *s = r.s;
+    return z;
 }
 static double rng_u01(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
 static double rng_range(uint64_t *s, double a, double b) { return a + (b - a) * rng_u01(s); }
@@ -66,16 +52,16 @@ static int same_as_brute(bp_context *rdc, bp_context *brute, int dim, const floa
     bp_status sb = run(brute, dim, boxes, n, &b);
     if (sa != BP_OK || sb != BP_OK) {
         fprintf(stderr, "%s: status rdc %s brute %s (SEED=%" PRIu64 ")\n", what, bp_status_string(sa),
-                bp_status_string(sb), g_seed);
+                bp_status_string(sb), bpt_seed);
         return 0;
     }
     if (a.count != b.count || (a.count && memcmp(a.pairs, b.pairs, a.count * sizeof *a.pairs) != 0)) {
         fprintf(stderr, "%s: n=%zu dim=%d rdc %zu pairs, brute %zu (SEED=%" PRIu64 ")\n", what, n, dim,
-                a.count, b.count, g_seed);
+                a.count, b.count, bpt_seed);
         return 0;
     }
     if (bp_validate(rdc) != BP_OK) {
-        fprintf(stderr, "%s: bp_validate failed (SEED=%" PRIu64 ")\n", what, g_seed);
+        fprintf(stderr, "%s: bp_validate failed (SEED=%" PRIu64 ")\n", what, bpt_seed);
         return 0;
     }
     return 1;
@@ -135,7 +121,8 @@ static int has_final(const drawn *d, const float *box) {
 // Tests
 
 // The seed's figure: x groups [A, B, C], y splits [B] and [A, C], x again splits [A] and [C].
-static void test_seed_figure(void) {
+static void test_seed_figure(int argc, char **argv) {
+    (void)argc, (void)argv;
     const float boxes[3 * 4] = {
         0.0f, 0.0f, 2.0f, 1.0f,  // A
         1.5f, 3.0f, 3.5f, 4.0f,  // B: overlaps A and C along x only
@@ -182,7 +169,8 @@ static void test_seed_figure(void) {
 }
 
 // Random boxes of many shapes and densities, 2D and 3D, thresholds from 1 up.
-static void test_random(void) {
+static void test_random(int argc, char **argv) {
+    (void)argc, (void)argv;
     static const uint32_t thresholds[] = {1, 2, 3, 0, 64};
     float *boxes = malloc(3000 * 6 * sizeof *boxes);
     CHECK(boxes);
@@ -194,7 +182,7 @@ static void test_random(void) {
                 free(boxes);
                 CHECK(0);
             }
-            uint64_t s = g_seed * 1000 + (uint64_t)(dim * 10) + t;
+            uint64_t s = bpt_seed * 1000 + (uint64_t)(dim * 10) + t;
             for (int round = 0; round < 12; ++round) {
                 size_t n = (size_t)(rng_next(&s) % 3000);
                 double world = rng_range(&s, 1.0, 400.0), size = rng_range(&s, 0.0, 20.0);
@@ -217,7 +205,8 @@ static void test_random(void) {
 }
 
 // Moving boxes over many frames (coherence of the top-level order), n changing now and then.
-static void test_frames(void) {
+static void test_frames(int argc, char **argv) {
+    (void)argc, (void)argv;
     enum { N = 2000 };
     float *boxes = malloc(N * 6 * sizeof *boxes);
     double *vel = malloc(N * 3 * sizeof *vel);
@@ -225,7 +214,7 @@ static void test_frames(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         bp_context *rdc = make_ctx(dim, BP_METHOD_RDC, 0, 0.0f);
         bp_context *brute = make_ctx(dim, BP_METHOD_BRUTE, 0, 0.0f);
-        uint64_t s = g_seed * 77 + (uint64_t)dim;
+        uint64_t s = bpt_seed * 77 + (uint64_t)dim;
         random_boxes(&s, boxes, N, dim, 120.0, 3.0);
         for (size_t k = 0; k < N * (size_t)dim; ++k) vel[k] = rng_range(&s, -0.5, 0.5);
         int ok = rdc && brute;
@@ -256,7 +245,8 @@ static void test_frames(void) {
 
 // The inputs every method must survive: n = 0 and 1, all identical, points, one line, huge and
 // extreme coordinates, one box over everything, wildly different sizes, a frame after an error.
-static void test_degenerate(void) {
+static void test_degenerate(int argc, char **argv) {
+    (void)argc, (void)argv;
     enum { N = 600 };
     static float boxes[N * 6];
     for (int dim = 2; dim <= 3; ++dim) {
@@ -264,7 +254,7 @@ static void test_degenerate(void) {
         bp_context *rdc = make_ctx(dim, BP_METHOD_RDC, 0, 0.0f);
         bp_context *brute = make_ctx(dim, BP_METHOD_BRUTE, 0, 0.0f);
         CHECK(rdc && brute);
-        uint64_t s = g_seed * 31 + (uint64_t)dim;
+        uint64_t s = bpt_seed * 31 + (uint64_t)dim;
         int ok = 1;
         // n = 0 and n = 1
         random_boxes(&s, boxes, 1, dim, 10.0, 1.0);
@@ -337,10 +327,11 @@ static void test_degenerate(void) {
 
 // A structure that cuts deep: sparse boxes in a long diagonal chain of tiny clusters, so the
 // work stack holds many groups at once (no recursion to blow).
-static void test_deep(void) {
+static void test_deep(int argc, char **argv) {
+    (void)argc, (void)argv;
     enum { N = 20000 };
     static float boxes[N * 4];
-    uint64_t s = g_seed * 5;
+    uint64_t s = bpt_seed * 5;
     for (size_t k = 0; k < N; ++k) {
         float *b = boxes + k * 4;
         double c = (double)(k / 3) * 3.0, e = rng_range(&s, 0.0, 1.0);
@@ -360,7 +351,8 @@ static void test_deep(void) {
 
 // Epsilon: the closed rule on intervals shrunk (> 0) or grown (< 0) by epsilon, checked against
 // a brute force of the adjusted boxes written here.
-static void test_epsilon(void) {
+static void test_epsilon(int argc, char **argv) {
+    (void)argc, (void)argv;
     static const float epsilons[] = {0.25f, 1e-3f, -1e-3f, -0.5f, 3.0f};
     enum { N = 800 };
     static float boxes[N * 6], adj[N * 6];
@@ -368,7 +360,7 @@ static void test_epsilon(void) {
         const size_t stride = (size_t)(2 * dim);
         for (size_t e = 0; e < sizeof epsilons / sizeof epsilons[0]; ++e) {
             const float eps = epsilons[e];
-            uint64_t s = g_seed * 13 + e + (uint64_t)dim * 100;
+            uint64_t s = bpt_seed * 13 + e + (uint64_t)dim * 100;
             random_boxes(&s, boxes, N, dim, 60.0, 4.0);
             snap_boxes(boxes, N, dim, 0.5f);  // many exact touches
             for (size_t k = 0; k < N; ++k)
@@ -421,12 +413,13 @@ static void test_epsilon(void) {
 }
 
 // Region queries from the clusters against the same queries on brute force's plain scan.
-static void test_queries(void) {
+static void test_queries(int argc, char **argv) {
+    (void)argc, (void)argv;
     enum { N = 3000 };
     static float boxes[N * 6];
     for (int dim = 2; dim <= 3; ++dim) {
         for (int scene = 0; scene < 3; ++scene) {
-            uint64_t s = g_seed * 17 + (uint64_t)(dim * 10 + scene);
+            uint64_t s = bpt_seed * 17 + (uint64_t)(dim * 10 + scene);
             // sparse (many groups), dense (one swept group), snapped (touching)
             random_boxes(&s, boxes, N, dim, scene == 0 ? 2000.0 : 150.0, 4.0);
             if (scene == 2) snap_boxes(boxes, N, dim, 2.0f);
@@ -486,10 +479,11 @@ static void count_free(void *p, size_t size, void *user) {
     free(p);
 }
 
-static void test_nomem(void) {
+static void test_nomem(int argc, char **argv) {
+    (void)argc, (void)argv;
     enum { N = 1500 };
     static float boxes[N * 4];
-    uint64_t s = g_seed * 3;
+    uint64_t s = bpt_seed * 3;
     random_boxes(&s, boxes, N, 2, 200.0, 5.0);
     bp_context *brute = make_ctx(2, BP_METHOD_BRUTE, 0, 0.0f);
     CHECK(brute);
@@ -535,10 +529,11 @@ static void test_nomem(void) {
 }
 
 // Bipartite calls through rdc: only pairs across the two sets.
-static void test_between(void) {
+static void test_between(int argc, char **argv) {
+    (void)argc, (void)argv;
     enum { NA = 700, NB = 900 };
     static float a[NA * 4], b[NB * 4];
-    uint64_t s = g_seed * 11;
+    uint64_t s = bpt_seed * 11;
     random_boxes(&s, a, NA, 2, 100.0, 4.0);
     random_boxes(&s, b, NB, 2, 100.0, 4.0);
     bp_context *rdc = make_ctx(2, BP_METHOD_RDC, 0, 0.0f);
@@ -552,30 +547,10 @@ static void test_between(void) {
     bp_context_destroy(brute);
 }
 
-typedef struct test {
-    const char *name;
-    void (*fn)(void);
-} test;
-
-static const test tests[] = {
-    {"seed_figure", test_seed_figure}, {"random", test_random},   {"frames", test_frames},
-    {"degenerate", test_degenerate},   {"deep", test_deep},       {"epsilon", test_epsilon},
-    {"queries", test_queries},         {"nomem", test_nomem},     {"between", test_between},
+static const bpt_case cases[] = {
+    {"seed_figure", test_seed_figure}, {"random", test_random}, {"frames", test_frames},
+    {"degenerate", test_degenerate}, {"deep", test_deep}, {"epsilon", test_epsilon}, {"queries", test_queries},
+    {"nomem", test_nomem}, {"between", test_between},
 };
 
-int main(int argc, char **argv) {
-    const char *env = getenv("SEED");
-    if (env && *env) g_seed = strtoull(env, NULL, 10);
-    int ran = 0;
-    for (size_t k = 0; k < sizeof tests / sizeof tests[0]; ++k) {
-        if (argc > 1 && strcmp(argv[1], tests[k].name) != 0) continue;
-        tests[k].fn();
-        ran++;
-    }
-    if (!ran) {
-        fprintf(stderr, "unknown test %s\n", argc > 1 ? argv[1] : "");
-        return 2;
-    }
-    if (g_failures) fprintf(stderr, "%d failure(s), SEED=%" PRIu64 "\n", g_failures, g_seed);
-    return g_failures ? 1 : 0;
-}
+BPT_MAIN_SEED(cases, 1)

@@ -1,9 +1,10 @@
 // One row of the docs/scenes.md check-value table: builds the scene, moves it to the frame and counts
 // the closed-box overlaps with the library's brute force (the oracle), cross-checked by sweep.
-// Usage: test_scene SCENE DIM N FRAME EXPECTED_PAIRS
+// Usage: test_scene count SCENE DIM N FRAME EXPECTED_PAIRS (tests/harness.h)
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "harness.h"
 #include "scene.h"
 
 static int bp_count(bp_method method, const bp_scene *s, const void *boxes, size_t *count) {
@@ -29,38 +30,30 @@ static int bp_count(bp_method method, const bp_scene *s, const void *boxes, size
     return 0;
 }
 
-int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s SCENE DIM N FRAME EXPECTED\n", argv[0]);
-        return 2;
-    }
-    int dim = atoi(argv[2]);
-    size_t n = (size_t)strtoull(argv[3], NULL, 10);
-    int frame = atoi(argv[4]);
-    size_t expected = (size_t)strtoull(argv[5], NULL, 10);
+static void case_count(int argc, char **argv) {
+    CHECK_MSG(argc == 5, "usage: test_scene count SCENE DIM N FRAME EXPECTED");
+    int dim = atoi(argv[1]);
+    size_t n = (size_t)strtoull(argv[2], NULL, 10);
+    int frame = atoi(argv[3]);
+    size_t expected = (size_t)strtoull(argv[4], NULL, 10);
     bp_scene s;
-    if (bp_scene_init(&s, argv[1], n, dim, 1) != 0) {
-        fprintf(stderr, "bp_scene_init(%s, %zu, %d) failed\n", argv[1], n, dim);
-        return 1;
-    }
+    CHECK_MSG(bp_scene_init(&s, argv[0], n, dim, 1) == 0, "bp_scene_init(%s, %zu, %d) failed", argv[0], n, dim);
     for (int f = 0; f < frame; ++f) bp_scene_step(&s);
     void *boxes = malloc(n * (dim == 2 ? sizeof(bp_box2) : sizeof(bp_box3)));
-    if (!boxes) {
-        bp_scene_free(&s);
-        return 1;
-    }
+    CHECK(boxes != NULL);
     if (dim == 2) bp_scene_boxes2(&s, boxes);
     else bp_scene_boxes3(&s, boxes);
     size_t brute = 0, sweep = 0;
-    int rc = 0;
-    if (bp_count(BP_METHOD_BRUTE, &s, boxes, &brute) != 0 || bp_count(BP_METHOD_SWEEP, &s, boxes, &sweep) != 0) {
-        rc = 1;
-    } else {
-        printf("%s %dD N=%zu frame %d: brute %zu, sweep %zu, expected %zu\n", argv[1], dim, n, frame, brute,
-               sweep, expected);
-        if (brute != expected || sweep != expected) rc = 1;
-    }
+    CHECK(bp_count(BP_METHOD_BRUTE, &s, boxes, &brute) == 0);
+    CHECK(bp_count(BP_METHOD_SWEEP, &s, boxes, &sweep) == 0);
+    printf("%s %dD N=%zu frame %d: brute %zu, sweep %zu, expected %zu\n", argv[0], dim, n, frame, brute, sweep,
+           expected);
+    CHECK_EQ(brute, expected);
+    CHECK_EQ(sweep, expected);
     free(boxes);
     bp_scene_free(&s);
-    return rc;
 }
+
+static const bpt_case cases[] = {{"count", case_count}};
+
+BPT_MAIN(cases)

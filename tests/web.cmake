@@ -16,7 +16,7 @@ target_link_libraries(bp_web_boxes PRIVATE broadphase::broadphase bp_bench bp_wa
 if(BP_LIBM)
   target_link_libraries(bp_web_boxes PRIVATE ${BP_LIBM})
 endif()
-add_test(NAME web_browser
+add_test(NAME web.browser
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/web_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}
           $<TARGET_FILE:broadphase_cli> $<TARGET_FILE:bp_web_boxes>)
-set_tests_properties(web_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240 LABELS web)
+set_tests_properties(web.browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240 LABELS web)
