@@ -73,7 +73,7 @@ static void bp_debug_untrack(bp_context *ctx, void *p) {
 
 void *bp_alloc(bp_context *ctx, size_t size) {
     if (size == 0) size = 1;
-    bp_pool_lock(ctx->pool);
+    bp_pool_lock(bp_core_of(ctx)->par.pool);
     void *p = ctx->alloc.alloc(size, 64, ctx->alloc.user);
     if (p) {
         ctx->bytes += size;
@@ -81,20 +81,20 @@ void *bp_alloc(bp_context *ctx, size_t size) {
         bp_debug_track(ctx, p);
 #endif
     }
-    bp_pool_unlock(ctx->pool);
+    bp_pool_unlock(bp_core_of(ctx)->par.pool);
     return p;
 }
 
 void bp_free(bp_context *ctx, void *p, size_t size) {
     if (!p) return;
     if (size == 0) size = 1;
-    bp_pool_lock(ctx->pool);
+    bp_pool_lock(bp_core_of(ctx)->par.pool);
 #ifndef NDEBUG
     bp_debug_untrack(ctx, p);
 #endif
     ctx->alloc.free(p, size, ctx->alloc.user);
     ctx->bytes -= size;
-    bp_pool_unlock(ctx->pool);
+    bp_pool_unlock(bp_core_of(ctx)->par.pool);
 }
 
 void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st) {

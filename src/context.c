@@ -46,8 +46,6 @@ bp_context_def bp_default_context_def(void) {
     return d;
 }
 
-const bp_context_def *bp_context_def_of(const bp_context *ctx) { return &ctx->def; }
-
 // ---------------------------------------------------------------------------------------------
 // Create / destroy
 
@@ -91,21 +89,21 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
 #ifndef NDEBUG
     ctx->debug_live[ctx->debug_nlive++] = ctx;  // a hook giving this block out again is caught
 #endif
-    ctx->def = d;
-    ctx->def.allocator = al;
+    ctx->core.def = d;
+    ctx->core.def.allocator = al;
     ctx->alloc = al;
     ctx->bytes = sizeof *ctx;
     ctx->dim = d.dimension;
     ctx->last = BP_METHOD_AUTO;
-    ctx->par_min = d.parallel_min ? d.parallel_min : BP_PARALLEL_MIN_AUTO;
-    ctx->par_grain = d.parallel_min;
+    ctx->core.par.par_min = d.parallel_min ? d.parallel_min : BP_PARALLEL_MIN_AUTO;
+    ctx->core.par.par_grain = d.parallel_min;
     if (d.workers > 1) {
-        bp_status st = bp_pool_create(&al, (uint32_t)d.workers, d.enqueue_task, d.finish_task, d.task_user, &ctx->pool);
+        bp_status st = bp_pool_create(&al, (uint32_t)d.workers, d.enqueue_task, d.finish_task, d.task_user, &ctx->core.par.pool);
         if (st != BP_OK) {
             al.free(ctx, sizeof *ctx, al.user);
             return st;
         }
-        ctx->bytes += bp_pool_bytes(ctx->pool);
+        ctx->bytes += bp_pool_bytes(ctx->core.par.pool);
     }
     *out = ctx;
     return BP_OK;
@@ -122,17 +120,15 @@ void bp_context_destroy(bp_context *ctx) {
     BP_RELEASE(ctx, ctx->query.data, ctx->query.cap);
     BP_RELEASE(ctx, ctx->query_tmp, ctx->query_tmp_cap);
     bp_par_release(ctx);
-    BP_RELEASE(ctx, ctx->hist, ctx->hist_cap);
-    BP_RELEASE(ctx, ctx->scratch, ctx->scratch_cap);
-    bp_pool_destroy(ctx->pool);  // last: bp_free takes its lock
-    ctx->pool = NULL;
+    bp_pool_destroy(ctx->core.par.pool);  // last: bp_free takes its lock
+    ctx->core.par.pool = NULL;
     bp_allocator al = ctx->alloc;
     al.free(ctx, sizeof *ctx, al.user);
 }
 
 bp_status bp_context_get_def(const bp_context *ctx, bp_context_def *def) {
     if (!ctx || !def) return BP_ERR_NULL;
-    *def = ctx->def;
+    *def = ctx->core.def;
     return BP_OK;
 }
 
@@ -177,9 +173,9 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
 
     // Workers only for calls large enough to pay for them (docs/architecture.md, "Threads"), and
     // the pair pass on them only where it is not bound by writing pairs.
-    ctx->par = ctx->pool && na + nb >= ctx->par_min;
-    ctx->par_pairs = ctx->par && ctx->last_pairs / BP_PAR_PAIRS_PER_BOX < na + nb;
-    const bool sums = ctx->def.method == BP_METHOD_AUTO || bp_method_class(ctx->def.method)->frame_sums;
+    ctx->core.par.par = ctx->core.par.pool && na + nb >= ctx->core.par.par_min;
+    ctx->core.par.par_pairs = ctx->core.par.par && ctx->last_pairs / BP_PAR_PAIRS_PER_BOX < na + nb;
+    const bool sums = ctx->core.def.method == BP_METHOD_AUTO || bp_method_class(ctx->core.def.method)->frame_sums;
     bp_status st = bp_load(ctx, &ctx->load, &ctx->frame, ctx->dim, a, na, b, nb, sums);
     if (st != BP_OK) return st;
     bp_frame *f = &ctx->frame;
@@ -188,21 +184,21 @@ static bp_status bp_run(bp_context *ctx, int dim, const float *a, size_t na, con
     f->split = bipartite ? (na && nb ? na : na + nb) : 0;
     f->frame++;
 
-    bp_method m = ctx->def.method;
+    bp_method m = ctx->core.def.method;
     if (m == BP_METHOD_AUTO)
-        m = bp_auto_choose(&ctx->autos, f, ctx->last, ctx->last_pairs, ctx->methods[BP_METHOD_GRID], &ctx->def);
+        m = bp_auto_choose(&ctx->autos, f, ctx->last, ctx->last_pairs, ctx->methods[BP_METHOD_GRID], &ctx->core.def);
     bp_algorithm *state = NULL;
     st = bp_algorithm_get(ctx, m, &state);
     if (st != BP_OK) return st;
 
     bp_sink sink;
-    const bp_sink_spec spec = {(uint32_t)f->split, fn, user, ctx->def.sort_pairs, !ctx->par_pairs};
+    const bp_sink_spec spec = {(uint32_t)f->split, fn, user, ctx->core.def.sort_pairs, !ctx->core.par.par_pairs};
     st = bp_sink_open(&sink, ctx, &ctx->out, &spec);
     if (st != BP_OK) return st;
     uint64_t checks = 0;
     st = state->cls->find_pairs(state, f, &sink, &checks);
     if (st == BP_OK) st = bp_sink_collect(&sink);
-    if (st == BP_OK && ctx->def.sort_pairs)
+    if (st == BP_OK && ctx->core.def.sort_pairs)
         st = bp_pair_sort(ctx, &ctx->sort, bp_sink_pairs(&sink), bp_sink_count(&sink), ctx->out.cap, f->n);
     if (st == BP_OK) st = bp_sink_finish(&sink);
     const uint64_t reported = bp_sink_close(&sink, st == BP_OK);

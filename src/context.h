@@ -10,18 +10,8 @@
 #include "sink.h"
 #include "pool.h"
 
-/// A block of pairs of a parallel pair pass (src/par.c): a header line, then the pairs.
-typedef struct bp_par_block bp_par_block;
-
-/// Where one task of a parallel pair pass left its pairs (in task order: the output order).
-typedef struct bp_par_seg {
-    bp_par_block *first;  // its chain of blocks (NULL: it found none or did not run)
-    size_t count;
-    uint64_t checks;
-} bp_par_seg;
-
 struct bp_context {
-    bp_context_def def;     // as created, defaults resolved
+    bp_core core;           // first: see bp_core_of
     bp_allocator alloc;
     size_t bytes;           // live bytes through alloc, the context itself included
     int dim;
@@ -50,26 +40,9 @@ struct bp_context {
 
     bp_stats stats;
 
-    // Workers (def.workers > 1): the pool, whether this call uses it, and what tasks keep.
-    bp_pool *pool;
-    bool par;               // this call may run in parallel (bp_run: pool and n >= parallel_min)
-    bool par_pairs;         // and its pair pass too (not when the output bounds it: bp_run)
     size_t last_pairs;      // pairs of the last successful call, either mode
-    size_t par_min;         // calls with fewer boxes stay serial
-    size_t par_grain;       // 0, or the smallest task when def.parallel_min asks for small ones
-    bp_par_block **blocks;  // the pair passes' pool of blocks, handed out anew each pass
-    size_t nblocks, blocks_cap;
-    bp_par_block *blocks_all;  // every block the context holds (some not yet in the pool)
-    bp_par_block **order;   // one pass's blocks in output order (the merge's items)
-    size_t order_cap;
-    bp_par_seg *segs;       // one per task of a pair pass
-    size_t segs_cap;
-    uint32_t *hist;         // radix histograms, per task
-    size_t hist_cap;
-    uint64_t *scratch;      // bp_par_scratch
-    size_t scratch_cap;
 };
-
+_Static_assert(offsetof(struct bp_context, core) == 0, "bp_core_of needs the core first");
 
 /// The C library allocator (with huge pages for large blocks on Linux), used when the definition
 /// gives no hooks.

@@ -130,6 +130,45 @@ static inline bool bp_cpu_avx2(void) { return __builtin_cpu_supports("avx2"); }
 static inline bool bp_cpu_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 #endif
 
+typedef struct bp_pool bp_pool;            // src/pool.h
+typedef struct bp_par_block bp_par_block;  // src/par.c
+typedef struct bp_par_seg bp_par_seg;      // src/par.c
+
+/// The workers' state of a context (src/par.c): the pool, whether this call uses it, and what
+/// the parallel passes keep between calls.
+typedef struct bp_par_state {
+    bp_pool *pool;          // NULL without workers
+    bool par;               // this call may run in parallel (pool and n >= par_min)
+    bool par_pairs;         // and its pair pass too (not when the output bounds it)
+    size_t par_min;         // calls with fewer boxes stay serial
+    size_t par_grain;       // 0, or the smallest task when def.parallel_min asks for small ones
+    bp_par_block **blocks;  // the pair passes' pool of blocks, handed out anew each pass
+    size_t nblocks, blocks_cap;
+    bp_par_block *blocks_all;  // every block the context holds (some not yet in the pool)
+    bp_par_block **order;   // one pass's blocks in output order (the merge's items)
+    size_t order_cap;
+    bp_par_seg *segs;       // one per task of a pair pass
+    size_t segs_cap;
+    uint32_t *hist;         // radix histograms, per task
+    size_t hist_cap;
+    uint64_t *scratch;      // bp_par_scratch
+    size_t scratch_cap;
+} bp_par_state;
+
+/// What the parts below the entry points share of a context (allocation, the definition, the
+/// workers): the first member of bp_context (src/context.h), so that src/alloc.c, src/par.c and
+/// the methods reach it from a bp_context pointer without knowing the context's layout.
+typedef struct bp_core {
+    bp_context_def def;     // as created, defaults resolved
+    bp_par_state par;
+} bp_core;
+
+static inline bp_core *bp_core_of(bp_context *ctx) { return (bp_core *)(void *)ctx; }
+static inline const bp_core *bp_core_of_const(const bp_context *ctx) { return (const bp_core *)(const void *)ctx; }
+
+/// The context's definition (defaults resolved).
+static inline const bp_context_def *bp_context_def_of(const bp_context *ctx) { return &bp_core_of_const(ctx)->def; }
+
 /// A growable array of box indices (query results).
 typedef struct bp_index_buf {
     uint32_t *data;
@@ -187,7 +226,5 @@ bp_status bp_check_permutation(bp_context *ctx, const uint32_t *perm, size_t n);
         (cap) = 0;                                                                             \
     } while (0)
 
-/// The context's definition (defaults resolved).
-const bp_context_def *bp_context_def_of(const bp_context *ctx);
 
 #endif

@@ -8,8 +8,11 @@
 #include <emmintrin.h>
 #endif
 
-#include "context.h"
 #include "radix_sort.h"
+
+// The context's workers' state, through its core (src/core.h): par.c never sees the context.
+static inline bp_par_state *par_of(bp_context *ctx) { return &bp_core_of(ctx)->par; }
+static inline const bp_par_state *par_of_c(const bp_context *ctx) { return &bp_core_of_const(ctx)->par; }
 
 // Tasks per worker, at most: enough that a task that runs long (a dense region of a pair pass)
 // is balanced by the others, few enough that their dispatch stays negligible.
@@ -18,21 +21,21 @@
 // are all that is held before they go to the callback.
 #define BP_PAR_WAVE_PER_WORKER 2
 // Merging at least this many pairs, the copies into the pair buffer use non-temporal stores (as
-// the serial path's streamed mode, context.c).
+// the serial path's streamed mode, src/sink.c).
 #define BP_PAR_STREAM_PAIRS ((size_t)1 << 20)
 // Merging fewer pairs than this (256 KiB), the calling thread copies them alone: a fork-join
 // costs about as much as copying them.
 #define BP_PAR_MERGE_MIN ((size_t)1 << 15)
 
-uint32_t bp_par_workers(const bp_context *ctx) { return bp_pool_workers(ctx->pool); }
+uint32_t bp_par_workers(const bp_context *ctx) { return bp_pool_workers(par_of_c(ctx)->pool); }
 
-bp_pool *bp_par_pool(const bp_context *ctx) { return ctx->pool; }
+bp_pool *bp_par_pool(const bp_context *ctx) { return par_of_c(ctx)->pool; }
 
 uint32_t bp_par_tasks(const bp_context *ctx, size_t items, size_t grain) {
-    if (!ctx->par) return 1;
-    if (ctx->par_grain && ctx->par_grain < grain) grain = ctx->par_grain;
+    if (!par_of_c(ctx)->par) return 1;
+    if (par_of_c(ctx)->par_grain && par_of_c(ctx)->par_grain < grain) grain = par_of_c(ctx)->par_grain;
     if (grain == 0) grain = 1;
-    const size_t most = (size_t)bp_pool_workers(ctx->pool) * BP_PAR_TASKS_PER_WORKER;
+    const size_t most = (size_t)bp_pool_workers(par_of_c(ctx)->pool) * BP_PAR_TASKS_PER_WORKER;
     size_t tasks = items / grain;
     if (tasks > most) tasks = most;
     return tasks < 2 ? 1 : (uint32_t)tasks;
@@ -40,12 +43,12 @@ uint32_t bp_par_tasks(const bp_context *ctx, size_t items, size_t grain) {
 
 void *bp_par_scratch(bp_context *ctx, size_t bytes, bp_status *st) {
     const size_t words = (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
-    ctx->scratch = bp_grow(ctx, ctx->scratch, &ctx->scratch_cap, words, sizeof *ctx->scratch, false, st);
-    return *st == BP_OK ? ctx->scratch : NULL;
+    par_of(ctx)->scratch = bp_grow(ctx, par_of(ctx)->scratch, &par_of(ctx)->scratch_cap, words, sizeof *par_of(ctx)->scratch, false, st);
+    return *st == BP_OK ? par_of(ctx)->scratch : NULL;
 }
 
 bp_status bp_par_run(bp_context *ctx, uint32_t tasks, bp_pool_fn *fn, void *user) {
-    return bp_pool_run(ctx->par ? ctx->pool : NULL, tasks, fn, user);
+    return bp_pool_run(par_of(ctx)->par ? par_of(ctx)->pool : NULL, tasks, fn, user);
 }
 
 typedef struct par_copy_job {
@@ -93,16 +96,25 @@ _Static_assert(sizeof(bp_par_block) == 64, "a block's pairs start on a line");
 
 static inline bp_pair *par_block_pairs(bp_par_block *b) { return (bp_pair *)(void *)(b + 1); }
 
+/// Where one task of a parallel pair pass left its pairs (in task order: the output order).
+struct bp_par_seg {
+    bp_par_block *first;  // its chain of blocks (NULL: it found none or did not run)
+    size_t count;
+    uint64_t checks;
+};
+
 void bp_par_release(bp_context *ctx) {
-    for (bp_par_block *b = ctx->blocks_all, *next; b; b = next) {
+    for (bp_par_block *b = par_of(ctx)->blocks_all, *next; b; b = next) {
         next = b->all;
         bp_free(ctx, b, sizeof *b + BP_PAR_BLOCK_PAIRS * sizeof(bp_pair));
     }
-    ctx->blocks_all = NULL;
-    ctx->nblocks = 0;
-    BP_RELEASE(ctx, ctx->blocks, ctx->blocks_cap);
-    BP_RELEASE(ctx, ctx->order, ctx->order_cap);
-    BP_RELEASE(ctx, ctx->segs, ctx->segs_cap);
+    par_of(ctx)->blocks_all = NULL;
+    par_of(ctx)->nblocks = 0;
+    BP_RELEASE(ctx, par_of(ctx)->blocks, par_of(ctx)->blocks_cap);
+    BP_RELEASE(ctx, par_of(ctx)->order, par_of(ctx)->order_cap);
+    BP_RELEASE(ctx, par_of(ctx)->segs, par_of(ctx)->segs_cap);
+    BP_RELEASE(ctx, par_of(ctx)->hist, par_of(ctx)->hist_cap);
+    BP_RELEASE(ctx, par_of(ctx)->scratch, par_of(ctx)->scratch_cap);
 }
 
 typedef struct par_pair_job {
@@ -122,8 +134,8 @@ static bp_par_block *par_block_take(par_pair_job *j) {
     bp_context *ctx = j->ctx;
     const size_t k = atomic_fetch_add_explicit(&j->next_block, 1, memory_order_relaxed);
     bp_par_block *b;
-    if (k < ctx->nblocks) {
-        b = ctx->blocks[k];
+    if (k < par_of(ctx)->nblocks) {
+        b = par_of(ctx)->blocks[k];
     } else {
         b = bp_alloc(ctx, sizeof *b + BP_PAR_BLOCK_PAIRS * sizeof(bp_pair));
         if (!b) return NULL;
@@ -157,7 +169,7 @@ static bp_status par_next_block(void *user, size_t filled, bp_pair **buf, size_t
 static void par_pair_task(void *user, uint32_t wt, uint32_t worker) {
     par_pair_job *j = user;
     const uint32_t t = j->first + wt;
-    bp_par_seg *seg = &j->ctx->segs[t];
+    bp_par_seg *seg = &par_of(j->ctx)->segs[t];
     seg->first = NULL;
     seg->count = 0;
     seg->checks = 0;
@@ -186,14 +198,14 @@ static void par_pair_task(void *user, uint32_t wt, uint32_t worker) {
 // freed with it whatever happens next) and, where the pool's array can grow, the pool.
 static void par_adopt(bp_context *ctx, uint32_t first, uint32_t count) {
     for (uint32_t k = 0; k < count; ++k)
-        for (bp_par_block *b = ctx->segs[first + k].first; b; b = b->next) {
+        for (bp_par_block *b = par_of(ctx)->segs[first + k].first; b; b = b->next) {
             if (!b->extra) continue;
             b->extra = false;
-            b->all = ctx->blocks_all;
-            ctx->blocks_all = b;
+            b->all = par_of(ctx)->blocks_all;
+            par_of(ctx)->blocks_all = b;
             bp_status st = BP_OK;
-            ctx->blocks = bp_grow(ctx, ctx->blocks, &ctx->blocks_cap, ctx->nblocks + 1, sizeof *ctx->blocks, true, &st);
-            if (st == BP_OK) ctx->blocks[ctx->nblocks++] = b;  // else kept only for the free
+            par_of(ctx)->blocks = bp_grow(ctx, par_of(ctx)->blocks, &par_of(ctx)->blocks_cap, par_of(ctx)->nblocks + 1, sizeof *par_of(ctx)->blocks, true, &st);
+            if (st == BP_OK) par_of(ctx)->blocks[par_of(ctx)->nblocks++] = b;  // else kept only for the free
         }
 }
 
@@ -244,8 +256,8 @@ static void par_merge_task(void *user, uint32_t t, uint32_t worker) {
 static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uint32_t count) {
     size_t total = 0, blocks = 0;
     for (uint32_t k = 0; k < count; ++k) {
-        total += ctx->segs[first + k].count;
-        for (const bp_par_block *b = ctx->segs[first + k].first; b; b = b->next) blocks += b->count != 0;
+        total += par_of(ctx)->segs[first + k].count;
+        for (const bp_par_block *b = par_of(ctx)->segs[first + k].first; b; b = b->next) blocks += b->count != 0;
     }
     if (total == 0) return BP_OK;
     bp_status st = BP_OK;
@@ -253,21 +265,21 @@ static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uin
     if (st != BP_OK) return st;
     if (!dst) {
         for (uint32_t k = 0; k < count && st == BP_OK; ++k)
-            for (bp_par_block *b = ctx->segs[first + k].first; b && st == BP_OK; b = b->next)
+            for (bp_par_block *b = par_of(ctx)->segs[first + k].first; b && st == BP_OK; b = b->next)
                 st = bp_sink_append(sink, par_block_pairs(b), b->count);
         return st;
     }
-    BP_RESERVE_DISCARD(ctx, ctx->order, ctx->order_cap, blocks);
+    BP_RESERVE_DISCARD(ctx, par_of(ctx)->order, par_of(ctx)->order_cap, blocks);
     size_t at = 0, nb = 0;
     for (uint32_t k = 0; k < count; ++k)
-        for (bp_par_block *b = ctx->segs[first + k].first; b; b = b->next) {
+        for (bp_par_block *b = par_of(ctx)->segs[first + k].first; b; b = b->next) {
             if (b->count == 0) continue;
             b->at = at;
             at += b->count;
-            ctx->order[nb++] = b;
+            par_of(ctx)->order[nb++] = b;
         }
     // A few pages of pairs are copied sooner than the workers are woken for them.
-    par_merge_job mj = {dst, ctx->order, nb, 1, total >= BP_PAR_STREAM_PAIRS};
+    par_merge_job mj = {dst, par_of(ctx)->order, nb, 1, total >= BP_PAR_STREAM_PAIRS};
     if (total < BP_PAR_MERGE_MIN) {
         par_merge_task(&mj, 0, 0);
     } else {
@@ -284,9 +296,9 @@ static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uin
 bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grain, bp_par_pair_fn *fn, void *user,
                        uint64_t *checks) {
     const uint32_t tasks = bp_par_tasks(ctx, items, grain);
-    if (tasks < 2 || !ctx->par_pairs) return fn(user, 0, items, 0, sink, checks);
-    const uint32_t workers = bp_pool_workers(ctx->pool);
-    BP_RESERVE_DISCARD(ctx, ctx->segs, ctx->segs_cap, tasks);
+    if (tasks < 2 || !par_of(ctx)->par_pairs) return fn(user, 0, items, 0, sink, checks);
+    const uint32_t workers = bp_pool_workers(par_of(ctx)->pool);
+    BP_RESERVE_DISCARD(ctx, par_of(ctx)->segs, par_of(ctx)->segs_cap, tasks);
     par_pair_job j;
     j.ctx = ctx;
     j.fn = fn;
@@ -302,11 +314,11 @@ bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grai
         const uint32_t count = tasks - first < wave ? tasks - first : wave;
         atomic_init(&j.next_block, 0);  // every block is free again: the last wave was delivered
         j.first = first;
-        for (uint32_t k = 0; k < count; ++k) ctx->segs[first + k].first = NULL;  // if a task never runs
+        for (uint32_t k = 0; k < count; ++k) par_of(ctx)->segs[first + k].first = NULL;  // if a task never runs
         st = bp_par_run(ctx, count, par_pair_task, &j);
         par_adopt(ctx, first, count);
         if (st == BP_OK) st = (bp_status)atomic_load(&j.status);
-        for (uint32_t k = 0; k < count; ++k) *checks += ctx->segs[first + k].checks;
+        for (uint32_t k = 0; k < count; ++k) *checks += par_of(ctx)->segs[first + k].checks;
         if (st == BP_OK) st = par_deliver(ctx, sink, first, count);
     }
     return st;
@@ -326,9 +338,9 @@ static bp_status par_radix(bp_context *ctx, bool wide, void *keys, uint32_t *val
         else bp_radix_sort32(keys, vals, tmp_keys, tmp_vals, n, key_bits);
         return BP_OK;
     }
-    BP_RESERVE_DISCARD(ctx, ctx->hist, ctx->hist_cap, bp_radix_hist_size(tasks, key_bits, wide));
-    if (wide) return bp_radix_sort64_pool(ctx->pool, tasks, ctx->hist, keys, vals, tmp_keys, tmp_vals, n, key_bits);
-    return bp_radix_sort32_pool(ctx->pool, tasks, ctx->hist, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+    BP_RESERVE_DISCARD(ctx, par_of(ctx)->hist, par_of(ctx)->hist_cap, bp_radix_hist_size(tasks, key_bits, wide));
+    if (wide) return bp_radix_sort64_pool(par_of(ctx)->pool, tasks, par_of(ctx)->hist, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+    return bp_radix_sort32_pool(par_of(ctx)->pool, tasks, par_of(ctx)->hist, keys, vals, tmp_keys, tmp_vals, n, key_bits);
 }
 
 bp_status bp_par_radix32(bp_context *ctx, uint32_t *keys, uint32_t *vals, uint32_t *tmp_keys, uint32_t *tmp_vals,
@@ -441,8 +453,8 @@ bp_status bp_par_insertion32(bp_context *ctx, uint32_t *keys, uint32_t *vals, ui
     if (tasks < 2) return BP_OK;
     // Per-task move counts in the radix histograms' scratch (unused meanwhile).
     const size_t words = (size_t)tasks * 2 + 2;
-    BP_RESERVE_DISCARD(ctx, ctx->hist, ctx->hist_cap, words);
-    par_ins_job j = {keys, vals, tmp_keys, tmp_vals, n, budget, tasks, 0, (uint64_t *)(void *)ctx->hist};
+    BP_RESERVE_DISCARD(ctx, par_of(ctx)->hist, par_of(ctx)->hist_cap, words);
+    par_ins_job j = {keys, vals, tmp_keys, tmp_vals, n, budget, tasks, 0, (uint64_t *)(void *)par_of(ctx)->hist};
     bp_status st = bp_par_run(ctx, tasks, par_ins_task, &j);
     if (st != BP_OK) return st;
     uint64_t moves = 0;

@@ -63,7 +63,7 @@ typedef bp_status bp_par_pair_fn(void *user, size_t begin, size_t end, uint32_t 
 bp_status bp_par_pairs(bp_context *ctx, bp_sink *sink, size_t items, size_t grain, bp_par_pair_fn *fn, void *user,
                        uint64_t *checks);
 
-/// Frees what the pair passes keep (the pool of pair blocks), at the context's destroy.
+/// Frees what the parallel passes keep (pair blocks, histograms, scratch), at the context's destroy.
 void bp_par_release(bp_context *ctx);
 
 /// bp_radix_sort32 / bp_radix_sort64 on the workers: the same result (a stable sort), with
