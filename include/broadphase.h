@@ -33,9 +33,9 @@ extern "C" {
 #endif
 
 #define BP_VERSION_MAJOR 0
-#define BP_VERSION_MINOR 2
+#define BP_VERSION_MINOR 3
 #define BP_VERSION_PATCH 0
-#define BP_VERSION_STRING "0.2.0"
+#define BP_VERSION_STRING "0.3.0"
 
 #if defined(BP_STATIC)
 #define BP_API
