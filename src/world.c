@@ -576,10 +576,12 @@ static bp_status world_move(bp_world *w, int dim, const bp_proxy_id *ids, const 
     uint32_t *dense = w->move_dense;
     for (size_t k = 0; k < n; ++k) {
         const uint32_t d = world_lookup(w, ids[k]);
-        bp_status st = d == WORLD_NONE ? world_id_error(ids[k]) : world_check_box(boxes + k * (size_t)(2 * dim), dim);
+        // A null id is told from a stale one only on the way out: in the test just below it, the
+        // loop took 4% more instructions (callgrind, `shooter` 20,000).
+        bp_status st = d == WORLD_NONE ? BP_ERR_STALE : world_check_box(boxes + k * (size_t)(2 * dim), dim);
         if (st != BP_OK) {
             w->bad_index = k;
-            return st;
+            return d == WORLD_NONE ? world_id_error(ids[k]) : st;
         }
         dense[k] = d;
     }
