@@ -33,9 +33,9 @@ extern "C" {
 #endif
 
 #define BP_VERSION_MAJOR 0
-#define BP_VERSION_MINOR 2
+#define BP_VERSION_MINOR 3
 #define BP_VERSION_PATCH 0
-#define BP_VERSION_STRING "0.2.0"
+#define BP_VERSION_STRING "0.3.0"
 
 #if defined(BP_STATIC)
 #define BP_API
@@ -68,7 +68,9 @@ typedef enum bp_status {
     BP_ERR_NO_BOXES = -9,        ///< a query before any successful pair-finding call
     BP_ERR_STOPPED = -10,        ///< the pair callback returned false; delivery stopped early
     BP_ERR_NEGATIVE_RADIUS = -11, ///< a query circle/sphere or narrow-test radius is negative
-    BP_ERR_STALE = -12           ///< a world proxy id that was removed, never issued, or is another world's
+    BP_ERR_STALE = -12,          ///< a world proxy id that was removed, never issued, or is another world's
+    BP_ERR_NULL_PROXY = -13,     ///< a world proxy id is the null id (BP_NULL_PROXY)
+    BP_ERR_DEF_NOT_INITIALISED = -14 ///< a definition struct not made by its bp_default_*_def() function
 } bp_status;
 
 /// A short, constant, human-readable name for a status ("ok", "out of memory", ...). Never NULL;
@@ -183,8 +185,18 @@ typedef enum bp_grid_layout {
     BP_GRID_LAYOUT_TABLE,
 } bp_grid_layout;
 
+/// Definition structs (bp_context_def, bp_world_def, bp_proxy_def; bp_mpi_def in
+/// broadphase_mpi.h) follow one rule: get one from its bp_default_*_def() function, then change
+/// the fields you care about. The default function sets the hidden field `internal_value`, and
+/// every call that takes a definition rejects one without it (zeroed by memset or `= {0}`, or
+/// written with designated initialisers) with BP_ERR_DEF_NOT_INITIALISED. A zeroed struct cannot
+/// simply mean the defaults: zero is a real setting in some fields (a proxy's category 0 and
+/// mask 0 pair with nothing, as they do in bp_world_set_filter; sweep axis 0 is x; coherence
+/// false turns it off; an MPI communicator handle is not 0), so it would silently mean other
+/// settings than the defaults. Never set `internal_value` yourself.
+
 /// Everything a context is created from. Get it from bp_default_context_def(), then change the
-/// fields you care about. Zero in a numeric option means "choose automatically".
+/// fields you care about. Zero means "choose automatically" only in the options that say so.
 typedef struct bp_context_def {
     int dimension;           ///< 2 or 3. Default 2.
     bp_method method;        ///< default BP_METHOD_AUTO
@@ -233,6 +245,7 @@ typedef struct bp_context_def {
     /// A value below the passes' usual task sizes (1,024 to 32,768 items) also makes their tasks
     /// that small: for tests of the parallel paths on small inputs. No effect with 1 worker.
     size_t parallel_min;
+    uint32_t internal_value; ///< set by bp_default_context_def(); never set it yourself
 } bp_context_def;
 
 /// What parallel_min 0 means: calls with fewer boxes stay on the calling thread.
@@ -247,7 +260,8 @@ BP_API bp_context_def bp_default_context_def(void);
 typedef struct bp_context bp_context;
 
 /// Creates a context (and, for workers > 1 without task hooks, its threads). Errors: BP_ERR_NULL
-/// (def or out NULL), BP_ERR_INVALID_ARG (bad dimension, method out of range, half an allocator,
+/// (def or out NULL), BP_ERR_DEF_NOT_INITIALISED (def not from bp_default_context_def()),
+/// BP_ERR_INVALID_ARG (bad dimension, method out of range, half an allocator,
 /// half the task hooks, workers out of range, bad option), BP_ERR_UNSUPPORTED (method not built),
 /// BP_ERR_NOMEM (memory, or a thread could not be started). On error *out is set to NULL.
 BP_API bp_status bp_context_create(const bp_context_def *def, bp_context **out);
@@ -255,7 +269,8 @@ BP_API bp_status bp_context_create(const bp_context_def *def, bp_context **out);
 /// Frees the context and everything it owns. NULL is accepted and ignored.
 BP_API void bp_context_destroy(bp_context *ctx);
 
-/// The definition the context was created with (defaults resolved). BP_ERR_NULL on NULL.
+/// The definition the context was created with (defaults resolved): a valid definition for
+/// bp_context_create. BP_ERR_NULL on NULL.
 BP_API bp_status bp_context_get_def(const bp_context *ctx, bp_context_def *def);
 
 /// Hands the context this frame's 2D boxes (box k is object k; keep indices stable between
@@ -384,14 +399,33 @@ BP_API bp_status bp_test_sphere_box(const float c[3], float r, const bp_box3 *bo
 /// are not both static.
 /// ===========================================================================================
 
-/// A proxy id: (slot << 32) | generation. Never 0; an id goes stale when its proxy is removed,
-/// and using it then returns BP_ERR_STALE, never another proxy's data. Ids of another world are
-/// rejected too (generations start at a per-world value: a foreign id matches a live proxy only
-/// by a 1 in 2^32 chance). Sorting ids sorts by slot: the order every world output uses.
-typedef uint64_t bp_proxy_id;
+/// A proxy id: a handle of its own type, so that an id and a user value, a category or a mask
+/// cannot be passed for each other (`bp_world_set_user(w, user, id)` does not compile). `v` is
+/// (slot << 32) | generation, never 0 for a proxy: store it, print it, hash it, sort by it
+/// (sorting by `v` sorts by slot: the order every world output uses). An id goes stale when its
+/// proxy is removed, and using it then returns BP_ERR_STALE, never another proxy's data. Ids of
+/// another world are rejected too (generations start at a per-world value: a foreign id matches
+/// a live proxy only by a 1 in 2^32 chance).
+typedef struct bp_proxy_id {
+    uint64_t v;
+} bp_proxy_id;
 
-/// The id no proxy ever has.
-#define BP_NULL_PROXY ((bp_proxy_id)0)
+/// The null id, which no proxy ever has: every call that takes an id rejects it with
+/// BP_ERR_NULL_PROXY, and the calls that add proxies write it where they fail. `{0}` initialises
+/// a bp_proxy_id to it too.
+#ifdef __cplusplus
+#define BP_NULL_PROXY (bp_proxy_id{0})
+#else
+#define BP_NULL_PROXY ((bp_proxy_id){0})
+#endif
+
+/// The null id, as a function. Whether `id` is the null id. Whether two ids are the same.
+static inline bp_proxy_id bp_proxy_null(void) {
+    bp_proxy_id id = {0};
+    return id;
+}
+static inline bool bp_proxy_is_null(bp_proxy_id id) { return id.v == 0; }
+static inline bool bp_proxy_equal(bp_proxy_id a, bp_proxy_id b) { return a.v == b.v; }
 
 /// How a proxy takes part in pairs. Both kinds can be moved; the kind only decides pairing.
 typedef enum bp_proxy_kind {
@@ -399,9 +433,11 @@ typedef enum bp_proxy_kind {
     BP_PROXY_STATIC = 1   ///< never pairs with another static proxy (walls, terrain)
 } bp_proxy_kind;
 
-/// A proxy's settings besides its box. Get it from bp_default_proxy_def().
+/// A proxy's settings besides its box. Get it from bp_default_proxy_def() (see "Definition
+/// structs" above: category 0 and mask 0 are real filters, so a zeroed def is rejected).
 typedef struct bp_proxy_def {
     bp_proxy_kind kind;  ///< default BP_PROXY_MOVING
+    uint32_t internal_value; ///< set by bp_default_proxy_def(); never set it yourself (fills the padding after kind)
     uint64_t category;   ///< the groups the proxy belongs to; default 1
     uint64_t mask;       ///< the groups it pairs with; default UINT64_MAX (all)
     uint64_t user;       ///< your value, returned with its pairs, events and query hits; default 0
@@ -422,8 +458,8 @@ typedef enum bp_world_mode {
     BP_WORLD_MODE_REBUILD,
 } bp_world_mode;
 
-/// Everything a world is created from. Get it from bp_default_world_def(). Zero in a numeric
-/// option means "choose automatically".
+/// Everything a world is created from. Get it from bp_default_world_def(). Zero means "choose
+/// automatically" in the options that say so.
 typedef struct bp_world_def {
     int dimension;          ///< 2 or 3. Default 2.
     bp_allocator allocator; ///< default: malloc/free
@@ -441,6 +477,7 @@ typedef struct bp_world_def {
     bp_enqueue_task_fn *enqueue_task;
     bp_finish_task_fn *finish_task;
     void *task_user;  ///< given to both hooks
+    uint32_t internal_value; ///< set by bp_default_world_def(); never set it yourself
 } bp_world_def;
 
 /// Dimension 2, C library allocator, mode AUTO, automatic cell size, method AUTO, one worker.
@@ -449,8 +486,9 @@ BP_API bp_world_def bp_default_world_def(void);
 /// A persistent world. Not thread-safe: one thread at a time per world.
 typedef struct bp_world bp_world;
 
-/// Creates a world. Errors: BP_ERR_NULL, BP_ERR_INVALID_ARG (bad dimension, mode, method or
-/// cell size, half an allocator), BP_ERR_UNSUPPORTED (method not built), BP_ERR_NOMEM. On error
+/// Creates a world. Errors: BP_ERR_NULL, BP_ERR_DEF_NOT_INITIALISED (def not from
+/// bp_default_world_def()), BP_ERR_INVALID_ARG (bad dimension, mode, method or cell size, half
+/// an allocator), BP_ERR_UNSUPPORTED (method not built), BP_ERR_NOMEM. On error
 /// *out is NULL.
 BP_API bp_status bp_world_create(const bp_world_def *def, bp_world **out);
 
@@ -459,7 +497,8 @@ BP_API void bp_world_destroy(bp_world *world);
 
 /// Adds one proxy with box `box` and settings `def` (NULL: bp_default_proxy_def()); *id receives
 /// its id. Its pairs begin at the next update. Errors: BP_ERR_NULL, BP_ERR_DIMENSION,
-/// BP_ERR_NONFINITE, BP_ERR_INVERTED_BOX, BP_ERR_INVALID_ARG (kind out of range),
+/// BP_ERR_NONFINITE, BP_ERR_INVERTED_BOX, BP_ERR_DEF_NOT_INITIALISED (def not from
+/// bp_default_proxy_def()), BP_ERR_INVALID_ARG (kind out of range),
 /// BP_ERR_TOO_MANY (BP_MAX_BOXES proxies), BP_ERR_NOMEM. On error nothing is added and *id is
 /// BP_NULL_PROXY.
 BP_API bp_status bp_world_add2(bp_world *world, const bp_box2 *box, const bp_proxy_def *def, bp_proxy_id *id);
@@ -475,8 +514,8 @@ BP_API bp_status bp_world_add_batch3(bp_world *world, const bp_box3 *boxes, cons
                                      bp_proxy_id *ids);
 
 /// Gives proxy `id` a new box. Its pairs change at the next update; queries see the new box at
-/// once. Errors: BP_ERR_NULL, BP_ERR_STALE, BP_ERR_DIMENSION, BP_ERR_NONFINITE,
-/// BP_ERR_INVERTED_BOX, BP_ERR_NOMEM. On error nothing changes.
+/// once. Errors: BP_ERR_NULL, BP_ERR_NULL_PROXY, BP_ERR_STALE, BP_ERR_DIMENSION,
+/// BP_ERR_NONFINITE, BP_ERR_INVERTED_BOX, BP_ERR_NOMEM. On error nothing changes.
 BP_API bp_status bp_world_move2(bp_world *world, bp_proxy_id id, const bp_box2 *box);
 BP_API bp_status bp_world_move3(bp_world *world, bp_proxy_id id, const bp_box3 *box);
 
@@ -486,22 +525,23 @@ BP_API bp_status bp_world_move_batch2(bp_world *world, const bp_proxy_id *ids, c
 BP_API bp_status bp_world_move_batch3(bp_world *world, const bp_proxy_id *ids, const bp_box3 *boxes, size_t n);
 
 /// Removes proxy `id`: its id goes stale at once, and every pair it had at the last update is
-/// reported as ended by the next one. Errors: BP_ERR_NULL (world NULL), BP_ERR_STALE (removed
-/// already, never issued, another world's), BP_ERR_NOMEM.
+/// reported as ended by the next one. Errors: BP_ERR_NULL (world NULL), BP_ERR_NULL_PROXY,
+/// BP_ERR_STALE (removed already, never issued, another world's), BP_ERR_NOMEM.
 BP_API bp_status bp_world_remove(bp_world *world, bp_proxy_id id);
 
 /// Removes n proxies. All or nothing: an id that is stale, or given twice, fails the whole
-/// batch with BP_ERR_STALE (bp_world_bad_index() names the entry).
+/// batch with BP_ERR_STALE, a null id with BP_ERR_NULL_PROXY (bp_world_bad_index() names the
+/// entry).
 BP_API bp_status bp_world_remove_batch(bp_world *world, const bp_proxy_id *ids, size_t n);
 
 /// Changes a proxy's kind, or its category and mask, without removing it: its pairs are
-/// re-evaluated at the next update. Errors: BP_ERR_NULL, BP_ERR_STALE, BP_ERR_INVALID_ARG (kind
-/// out of range), BP_ERR_NOMEM.
+/// re-evaluated at the next update. Errors: BP_ERR_NULL, BP_ERR_NULL_PROXY, BP_ERR_STALE,
+/// BP_ERR_INVALID_ARG (kind out of range), BP_ERR_NOMEM.
 BP_API bp_status bp_world_set_kind(bp_world *world, bp_proxy_id id, bp_proxy_kind kind);
 BP_API bp_status bp_world_set_filter(bp_world *world, bp_proxy_id id, uint64_t category, uint64_t mask);
 
 /// Changes the user value returned with the proxy's pairs and hits (pairs already reported keep
-/// the old one). Errors: BP_ERR_NULL, BP_ERR_STALE.
+/// the old one). Errors: BP_ERR_NULL, BP_ERR_NULL_PROXY, BP_ERR_STALE.
 BP_API bp_status bp_world_set_user(bp_world *world, bp_proxy_id id, uint64_t user);
 
 /// A proxy as it is now.
@@ -511,7 +551,7 @@ typedef struct bp_proxy_info {
     uint64_t category, mask, user;
 } bp_proxy_info;
 
-/// Reads a proxy. Errors: BP_ERR_NULL, BP_ERR_STALE.
+/// Reads a proxy. Errors: BP_ERR_NULL, BP_ERR_NULL_PROXY, BP_ERR_STALE.
 BP_API bp_status bp_world_get_proxy(const bp_world *world, bp_proxy_id id, bp_proxy_info *info);
 
 /// For a batch call that failed on one of its entries: that entry's index. SIZE_MAX when the
@@ -519,14 +559,14 @@ BP_API bp_status bp_world_get_proxy(const bp_world *world, bp_proxy_id id, bp_pr
 /// such as out of memory). BP_ERR_NULL on NULL.
 BP_API bp_status bp_world_bad_index(const bp_world *world, size_t *index);
 
-/// One pair of proxies, a < b, with their user values as they are when the pair is reported (a
+/// One pair of proxies, a.v < b.v, with their user values as they are when the pair is reported (a
 /// removed proxy's: its last value).
 typedef struct bp_world_pair {
     bp_proxy_id a, b;
     uint64_t user_a, user_b;
 } bp_world_pair;
 
-/// Pairs owned by the world, sorted by (a, b), valid until the next call on the world that
+/// Pairs owned by the world, sorted by (a.v, b.v), valid until the next call on the world that
 /// changes it (add, move, remove, set_*, update, get_pairs, queries) or its destruction.
 typedef struct bp_world_pairs {
     const bp_world_pair *pairs;
@@ -535,7 +575,7 @@ typedef struct bp_world_pairs {
 
 /// What an update found: pairs that overlap now and did not at the last update (including the
 /// pairs of proxies added since), and pairs that did and do not now (including every pair of a
-/// proxy removed since). Each list sorted by (a, b): the same on every run, whatever the order
+/// proxy removed since). Each list sorted by (a.v, b.v): the same on every run, whatever the order
 /// of the calls that led to it.
 typedef struct bp_world_events {
     bp_world_pairs begins;
@@ -548,11 +588,11 @@ typedef struct bp_world_events {
 /// world stays as it was: the changes are kept for the next update).
 BP_API bp_status bp_world_update(bp_world *world, bp_world_events *events);
 
-/// Every pair as of the last update, sorted by (a, b). Costs time in proportion to the pairs
+/// Every pair as of the last update, sorted by (a.v, b.v). Costs time in proportion to the pairs
 /// (the set is kept as it changes). Errors: BP_ERR_NULL, BP_ERR_NOMEM.
 BP_API bp_status bp_world_get_pairs(bp_world *world, bp_world_pairs *out);
 
-/// Query results: ids ascending, with each proxy's user value; owned by the world, valid until
+/// Query results: ids ascending (by `v`), with each proxy's user value; owned by the world, valid until
 /// the next call on it.
 typedef struct bp_world_hits {
     const bp_proxy_id *ids;

@@ -63,6 +63,11 @@ typedef struct bp_mpi_def {
     /// (every rank gets the whole sample: ranks x sample points); 0: automatic,
     /// clamp(65,536 / ranks, 16, 1,024).
     uint32_t sample;
+    /// Set by bp_mpi_default_def(); never set it yourself. bp_mpi_create rejects a def without
+    /// it (zeroed, or written with designated initialisers) with BP_ERR_DEF_NOT_INITIALISED, as
+    /// every definition struct is (broadphase.h, "Definition structs"); like BP_ERR_NULL, before
+    /// any collective call.
+    uint32_t internal_value;
 } bp_mpi_def;
 
 /// The defaults: MPI_COMM_WORLD, 2D, AUTO, one worker, C allocator, threshold 0.25, automatic sample.

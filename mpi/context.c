@@ -6,6 +6,10 @@
 
 #include "internal.h"
 
+// The definition structs' rule (broadphase.h, "Definition structs"; the core's src/def.h):
+// bp_mpi_default_def() stamps its def with this value, bp_mpi_create accepts no other.
+#define BPM_DEF_MADE 0x42504446u
+
 bp_mpi_def bp_mpi_default_def(void) {
     bp_mpi_def def;
     memset(&def, 0, sizeof def);
@@ -15,6 +19,7 @@ bp_mpi_def bp_mpi_default_def(void) {
     def.workers = 1;
     def.rebalance_threshold = 0.25f;
     def.sample = 0;
+    def.internal_value = BPM_DEF_MADE;
     return def;
 }
 
@@ -110,6 +115,7 @@ bp_status bp_mpi_create(const bp_mpi_def *def, bp_mpi_context **out) {
     if (!out) return BP_ERR_NULL;
     *out = NULL;
     if (!def) return BP_ERR_NULL;
+    if (def->internal_value != BPM_DEF_MADE) return BP_ERR_DEF_NOT_INITIALISED;  // its comm may be 0
     bp_status st = BP_OK;
     if (def->comm == MPI_COMM_NULL) return BP_ERR_INVALID_ARG;
     if (def->dimension != 2 && def->dimension != 3) st = BP_ERR_INVALID_ARG;

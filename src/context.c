@@ -6,6 +6,7 @@
 
 
 #include "context.h"
+#include "def.h"
 #include "par.h"
 #include "radix_sort.h"
 
@@ -31,6 +32,8 @@ const char *bp_status_string(bp_status status) {
     case BP_ERR_STOPPED: return "stopped by the pair callback";
     case BP_ERR_NEGATIVE_RADIUS: return "negative radius";
     case BP_ERR_STALE: return "stale or unknown proxy id";
+    case BP_ERR_NULL_PROXY: return "null proxy id (BP_NULL_PROXY)";
+    case BP_ERR_DEF_NOT_INITIALISED: return "definition not made by its bp_default_*_def() function";
     }
     return "unknown status";
 }
@@ -43,6 +46,7 @@ bp_context_def bp_default_context_def(void) {
     d.workers = 1;
     d.sweep.axis = -1;
     d.sweep.coherence = true;
+    d.internal_value = BP_DEF_MADE;
     return d;
 }
 
@@ -52,8 +56,8 @@ bp_context_def bp_default_context_def(void) {
 bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
     if (out) *out = NULL;
     if (!def || !out) return BP_ERR_NULL;
+    if (!bp_def_made(def->internal_value)) return BP_ERR_DEF_NOT_INITIALISED;
     bp_context_def d = *def;
-    if (d.dimension == 0) d.dimension = 2;
     if (d.dimension != 2 && d.dimension != 3) return BP_ERR_INVALID_ARG;
     if ((int)d.method < 0 || d.method >= BP_METHOD_COUNT) return BP_ERR_INVALID_ARG;
     if (d.sweep.axis < -1 || d.sweep.axis >= d.dimension) return BP_ERR_INVALID_ARG;

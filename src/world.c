@@ -14,6 +14,7 @@
 
 #include "method.h"
 #include "par.h"
+#include "def.h"
 #include "radix_sort.h"
 #include "world.h"
 
@@ -47,6 +48,7 @@ bp_proxy_def bp_default_proxy_def(void) {
     d.kind = BP_PROXY_MOVING;
     d.category = 1;
     d.mask = UINT64_MAX;
+    d.internal_value = BP_DEF_MADE;
     return d;
 }
 
@@ -56,6 +58,7 @@ bp_world_def bp_default_world_def(void) {
     d.dimension = 2;
     d.mode = BP_WORLD_MODE_AUTO;
     d.method = BP_METHOD_AUTO;
+    d.internal_value = BP_DEF_MADE;
     return d;
 }
 
@@ -106,8 +109,8 @@ static void world_release_all(bp_world *w) {
 bp_status bp_world_create(const bp_world_def *def, bp_world **out) {
     if (out) *out = NULL;
     if (!def || !out) return BP_ERR_NULL;
+    if (!bp_def_made(def->internal_value)) return BP_ERR_DEF_NOT_INITIALISED;
     bp_world_def d = *def;
-    if (d.dimension == 0) d.dimension = 2;
     if (d.dimension != 2 && d.dimension != 3) return BP_ERR_INVALID_ARG;
     if (d.mode != BP_WORLD_MODE_AUTO && d.mode != BP_WORLD_MODE_INCREMENTAL && d.mode != BP_WORLD_MODE_REBUILD)
         return BP_ERR_INVALID_ARG;
@@ -193,19 +196,23 @@ void bp_world_destroy(bp_world *w) {
 // Ids, boxes and growth
 
 static inline bp_proxy_id world_id(const bp_world *w, uint32_t slot) {
-    return ((uint64_t)slot << 32) | world_slot_gen(w, slot);
+    const bp_proxy_id id = {((uint64_t)slot << 32) | world_slot_gen(w, slot)};
+    return id;
 }
 
 // The dense index of a live proxy's id, or WORLD_NONE when the id is stale, foreign or null.
 static inline uint32_t world_lookup(const bp_world *w, bp_proxy_id id) {
-    const uint64_t slot = id >> 32;
-    const uint32_t gen = (uint32_t)id;
+    const uint64_t slot = id.v >> 32;
+    const uint32_t gen = (uint32_t)id.v;
     if (slot >= w->slots || gen == 0) return WORLD_NONE;
     const uint64_t word = w->slot_word[slot];
     if ((uint32_t)(word >> 32) != gen) return WORLD_NONE;
     const uint32_t d = (uint32_t)word;
     return d < WORLD_FREED ? d : WORLD_NONE;
 }
+
+// Why an id names no live proxy (world_lookup gave WORLD_NONE): null, or stale.
+static inline bp_status world_id_error(bp_proxy_id id) { return id.v == 0 ? BP_ERR_NULL_PROXY : BP_ERR_STALE; }
 
 // One chain of comparisons passes every valid box (NaN fails them all); the error is named only
 // for a box that fails it. DIM is a constant in each use (world_check_box), so the loop unrolls.
@@ -477,6 +484,7 @@ static bp_status world_add(bp_world *w, int dim, const float *boxes, const bp_pr
     for (size_t k = 0; k < n; ++k) ids[k] = BP_NULL_PROXY;
     for (size_t k = 0; k < n; ++k) {
         bp_status st = world_check_box(boxes + k * (size_t)(2 * dim), dim);
+        if (st == BP_OK && defs && !bp_def_made(defs[k].internal_value)) st = BP_ERR_DEF_NOT_INITIALISED;
         if (st == BP_OK && defs && defs[k].kind != BP_PROXY_MOVING && defs[k].kind != BP_PROXY_STATIC)
             st = BP_ERR_INVALID_ARG;
         if (st != BP_OK) {
@@ -568,10 +576,12 @@ static bp_status world_move(bp_world *w, int dim, const bp_proxy_id *ids, const 
     uint32_t *dense = w->move_dense;
     for (size_t k = 0; k < n; ++k) {
         const uint32_t d = world_lookup(w, ids[k]);
+        // A null id is told from a stale one only on the way out: in the test just below it, the
+        // loop took 4% more instructions (callgrind, `shooter` 20,000).
         bp_status st = d == WORLD_NONE ? BP_ERR_STALE : world_check_box(boxes + k * (size_t)(2 * dim), dim);
         if (st != BP_OK) {
             w->bad_index = k;
-            return st;
+            return d == WORLD_NONE ? world_id_error(ids[k]) : st;
         }
         dense[k] = d;
     }
@@ -653,7 +663,7 @@ bp_status bp_world_remove_batch(bp_world *w, const bp_proxy_id *ids, size_t n) {
     for (; k < n; ++k) {
         const uint32_t d = world_lookup(w, ids[k]);
         if (d == WORLD_NONE || (w->meta[d].slot & WORLD_FREED)) {
-            st = BP_ERR_STALE;
+            st = d == WORLD_NONE ? world_id_error(ids[k]) : BP_ERR_STALE;
             break;
         }
         w->meta[d].slot |= WORLD_FREED;  // a mark: slots are below 2^30
@@ -695,7 +705,7 @@ static bp_status world_refilter(bp_world *w, bp_proxy_id id, uint32_t kind, cons
     if (!w) return BP_ERR_NULL;
     w->bad_index = SIZE_MAX;
     const uint32_t d = world_lookup(w, id);
-    if (d == WORLD_NONE) return BP_ERR_STALE;
+    if (d == WORLD_NONE) return world_id_error(id);
     if (kind != BP_PROXY_MOVING && kind != BP_PROXY_STATIC) return BP_ERR_INVALID_ARG;
     const world_group *g = &w->groups[w->meta[d].group];
     const uint64_t c = category ? *category : g->category, m = mask ? *mask : g->mask;
@@ -727,7 +737,7 @@ bp_status bp_world_set_filter(bp_world *w, bp_proxy_id id, uint64_t category, ui
     const uint32_t d = world_lookup(w, id);
     if (d == WORLD_NONE) {
         w->bad_index = SIZE_MAX;
-        return BP_ERR_STALE;
+        return world_id_error(id);
     }
     return world_refilter(w, id, w->groups[w->meta[d].group].kind, &category, &mask);
 }
@@ -736,7 +746,7 @@ bp_status bp_world_set_user(bp_world *w, bp_proxy_id id, uint64_t user) {
     if (!w) return BP_ERR_NULL;
     w->bad_index = SIZE_MAX;
     const uint32_t d = world_lookup(w, id);
-    if (d == WORLD_NONE) return BP_ERR_STALE;
+    if (d == WORLD_NONE) return world_id_error(id);
     w->user[d] = user;
     return BP_OK;
 }
@@ -744,7 +754,7 @@ bp_status bp_world_set_user(bp_world *w, bp_proxy_id id, uint64_t user) {
 bp_status bp_world_get_proxy(const bp_world *w, bp_proxy_id id, bp_proxy_info *info) {
     if (!w || !info) return BP_ERR_NULL;
     const uint32_t d = world_lookup(w, id);
-    if (d == WORLD_NONE) return BP_ERR_STALE;
+    if (d == WORLD_NONE) return world_id_error(id);
     memset(info, 0, sizeof *info);
     const float *b = world_box(w, d);
     for (int a = 0; a < w->dim; ++a) {

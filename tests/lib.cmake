@@ -94,6 +94,16 @@ foreach(bp_c names def destroy_null version auto_rule)
   bp_lib_test(api.${bp_c} test_api ${bp_c})
 endforeach()
 bp_lib_test(api.method_list test_api method_list ${BP_TEST_METHOD_CSV})
+# Proxy ids are a type of their own: tests/typed_ids.c compiles, and each misuse in it does not
+# (GCC and Clang flags), as C and as C++ where a C++ compiler is found.
+if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  include(CheckLanguage)
+  check_language(CXX)
+  add_test(NAME api.typed_ids COMMAND ${CMAKE_COMMAND} -DBP_C=${CMAKE_C_COMPILER} -DBP_CXX=${CMAKE_CXX_COMPILER}
+           -DBP_INCLUDE=${PROJECT_SOURCE_DIR}/include -DBP_SOURCE=${CMAKE_CURRENT_SOURCE_DIR}/typed_ids.c
+           -P ${CMAKE_CURRENT_SOURCE_DIR}/typed_ids.cmake)
+  set_tests_properties(api.typed_ids PROPERTIES LABELS lib TIMEOUT 120)
+endif()
 
 # The persistent world (issue #13), against the brute-force model world in test_world.c.
 foreach(bp_d 2 3)
@@ -109,7 +119,7 @@ foreach(bp_d 2 3)
     bp_lib_test(world.static.${bp_d}d.${bp_mode} test_world static ${bp_d} ${bp_mode})
   endforeach()
 endforeach()
-foreach(bp_c errors ids)
+foreach(bp_c errors ids null_id defs)
   bp_lib_test(world.${bp_c} test_world ${bp_c})
 endforeach()
 

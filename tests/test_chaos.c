@@ -219,8 +219,8 @@ typedef struct wpair {
 
 static int cmp_wpair(const void *x, const void *y) {
     const wpair *a = x, *b = y;
-    if (a->a != b->a) return a->a < b->a ? -1 : 1;
-    return a->b < b->b ? -1 : a->b > b->b;
+    if (a->a.v != b->a.v) return a->a.v < b->a.v ? -1 : 1;
+    return a->b.v < b->b.v ? -1 : a->b.v > b->b.v;
 }
 
 static size_t world_brute(const wproxy *p, int d, wpair *out) {
@@ -229,8 +229,8 @@ static size_t world_brute(const wproxy *p, int d, wpair *out) {
         for (size_t j = i + 1; j < CHAOS_SLOTS; ++j) {
             if (!p[i].live || !p[j].live || (p[i].is_static && p[j].is_static)) continue;
             if (!overlap(p[i].box, p[j].box, d)) continue;
-            out[n].a = p[i].id < p[j].id ? p[i].id : p[j].id;
-            out[n].b = p[i].id < p[j].id ? p[j].id : p[i].id;
+            out[n].a = p[i].id.v < p[j].id.v ? p[i].id : p[j].id;
+            out[n].b = p[i].id.v < p[j].id.v ? p[j].id : p[i].id;
             ++n;
         }
     if (n) qsort(out, n, sizeof *out, cmp_wpair);
@@ -316,7 +316,7 @@ static void case_world(int argc, char **argv) {
                             : bp_world_move_batch3(w, ids, (const bp_box3 *)(const void *)bs, k);
                 if (st == BP_OK)
                     for (size_t q = 0, t = 0; q < k; ++t)
-                        if (p[t].live && p[t].id == ids[q]) memcpy(p[t].box, bs + (size_t)(2 * d) * q++, sizeof p[t].box);
+                        if (p[t].live && bp_proxy_equal(p[t].id, ids[q])) memcpy(p[t].box, bs + (size_t)(2 * d) * q++, sizeof p[t].box);
             } else {  // update: events against brute force
                 bp_world_events ev;
                 st = bp_world_update(w, &ev);
@@ -326,13 +326,15 @@ static void case_world(int argc, char **argv) {
                     size_t nb = 0, ne = 0;
                     for (size_t k = 0; k < nnow; ++k) {
                         if (has_pair(last, nlast, now[k])) continue;
-                        CHECK(nb < ev.begins.count && ev.begins.pairs[nb].a == now[k].a && ev.begins.pairs[nb].b == now[k].b);
+                        CHECK(nb < ev.begins.count && bp_proxy_equal(ev.begins.pairs[nb].a, now[k].a) &&
+                              bp_proxy_equal(ev.begins.pairs[nb].b, now[k].b));
                         ++nb;
                     }
                     CHECK_EQ(nb, ev.begins.count);
                     for (size_t k = 0; k < nlast; ++k) {
                         if (has_pair(now, nnow, last[k])) continue;
-                        CHECK(ne < ev.ends.count && ev.ends.pairs[ne].a == last[k].a && ev.ends.pairs[ne].b == last[k].b);
+                        CHECK(ne < ev.ends.count && bp_proxy_equal(ev.ends.pairs[ne].a, last[k].a) &&
+                              bp_proxy_equal(ev.ends.pairs[ne].b, last[k].b));
                         ++ne;
                     }
                     CHECK_EQ(ne, ev.ends.count);

@@ -302,13 +302,29 @@ static void case_bad_def(int argc, char **argv) {
             CHECK(ctx == NULL);
         }
     }
-    // Zero means default: a zeroed definition is valid and resolves to dimension 2.
+    def = bp_default_context_def();
+    def.dimension = 0;
+    expect_bad_def(&def, BP_ERR_INVALID_ARG, "dimension 0");
+    // Definitions not made by bp_default_context_def() (include/broadphase.h, "Definition
+    // structs"): zeroed, filled with another byte, or written field by field.
     memset(&def, 0, sizeof def);
+    expect_bad_def(&def, BP_ERR_DEF_NOT_INITIALISED, "zeroed definition");
+    memset(&def, 0xff, sizeof def);
+    expect_bad_def(&def, BP_ERR_DEF_NOT_INITIALISED, "definition of 0xff bytes");
+    const bp_context_def written = {.dimension = 2, .method = BP_METHOD_SWEEP, .sweep = {.axis = -1, .coherence = true}};
+    expect_bad_def(&written, BP_ERR_DEF_NOT_INITIALISED, "designated initialisers");
+    CHECK(strcmp(bp_status_string(BP_ERR_DEF_NOT_INITIALISED), "unknown status") != 0);
+    // What bp_context_get_def returns is a definition made so: it creates a context again.
+    def = bp_default_context_def();
+    def.dimension = 3;
     bp_context *ctx = NULL;
     CHECK_OK(bp_context_create(&def, &ctx));
     bp_context_def got_def;
     CHECK_OK(bp_context_get_def(ctx, &got_def));
-    CHECK_EQ(got_def.dimension, 2);
+    bp_context_destroy(ctx);
+    CHECK_OK(bp_context_create(&got_def, &ctx));
+    CHECK_OK(bp_context_get_def(ctx, &got_def));
+    CHECK_EQ(got_def.dimension, 3);
     bp_context_destroy(ctx);
 }
 
@@ -392,8 +408,8 @@ static void case_bad_query(int argc, char **argv) {
 
 static void case_statuses(int argc, char **argv) {
     (void)argc, (void)argv;
-    const char *names[13];
-    for (int s = 0; s >= -12; --s) {
+    const char *names[15];
+    for (int s = 0; s >= -14; --s) {
         const char *n = bp_status_string((bp_status)s);
         CHECK_MSG(n != NULL && n[0] != '\0', "status %d has no name", s);
         CHECK_MSG(strcmp(n, "unknown status") != 0, "status %d is unnamed", s);
@@ -402,7 +418,7 @@ static void case_statuses(int argc, char **argv) {
     }
     CHECK(strcmp(bp_status_string(BP_OK), "ok") == 0);
     CHECK(strcmp(bp_status_string(BP_ERR_NOMEM), "out of memory") == 0);
-    CHECK(strcmp(bp_status_string((bp_status)-13), "unknown status") == 0);
+    CHECK(strcmp(bp_status_string((bp_status)-15), "unknown status") == 0);
     CHECK(strcmp(bp_status_string((bp_status)1), "unknown status") == 0);
     CHECK(strcmp(bp_status_string((bp_status)-1000), "unknown status") == 0);
 }

@@ -376,6 +376,11 @@ static void case_errors(int argc, char **argv) {
     CHECK_ST(bp_mpi_create(&bad, &ctx), BP_ERR_INVALID_ARG);
     CHECK(ctx == NULL);
     CHECK_ST(bp_mpi_create(NULL, &ctx), BP_ERR_NULL);
+    // A definition not made by bp_mpi_default_def() (on every rank: it is found before any
+    // collective call, as NULL is).
+    memset(&bad, 0, sizeof bad);
+    CHECK_ST(bp_mpi_create(&bad, &ctx), BP_ERR_DEF_NOT_INITIALISED);
+    CHECK(ctx == NULL);
 
     CHECK_OK(bp_mpi_create(&def, &ctx));
     int counts[3];

@@ -941,7 +941,7 @@ static void wlog_events(tlog *l, const bp_world_events *ev) {
         log_word(l, lists[e]->count);
         for (size_t q = 0; q < lists[e]->count; ++q) {
             const bp_world_pair *p = &lists[e]->pairs[q];
-            log_word(l, (p->a >> 32) << 32 | (p->b >> 32));  // slots: generations differ by world
+            log_word(l, (p->a.v >> 32) << 32 | (p->b.v >> 32));  // slots: generations differ by world
             log_word(l, p->user_a);
             log_word(l, p->user_b);
         }

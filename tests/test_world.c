@@ -46,20 +46,20 @@ static void mlist_push(mlist *l, bp_proxy_id a, bp_proxy_id b) {
         l->cap = l->cap ? 2 * l->cap : 256;
         l->p = bpt_xrealloc(l->p, l->cap * sizeof *l->p);
     }
-    l->p[l->n].a = a < b ? a : b;
-    l->p[l->n].b = a < b ? b : a;
+    l->p[l->n].a = a.v < b.v ? a : b;
+    l->p[l->n].b = a.v < b.v ? b : a;
     l->n++;
 }
 
 static int mpair_cmp(const void *x, const void *y) {
     const mpair *a = x, *b = y;
-    if (a->a != b->a) return a->a < b->a ? -1 : 1;
-    return (a->b > b->b) - (a->b < b->b);
+    if (a->a.v != b->a.v) return a->a.v < b->a.v ? -1 : 1;
+    return (a->b.v > b->b.v) - (a->b.v < b->b.v);
 }
 
 static size_t model_slot(const model *m, bp_proxy_id id) {
-    size_t i = (size_t)((id * 0x9E3779B97F4A7C15u) >> 17) & (m->index_cap - 1);
-    while (m->index[i] != SIZE_MAX && m->p[m->index[i]].id != id) i = (i + 1) & (m->index_cap - 1);
+    size_t i = (size_t)((id.v * 0x9E3779B97F4A7C15u) >> 17) & (m->index_cap - 1);
+    while (m->index[i] != SIZE_MAX && !bp_proxy_equal(m->p[m->index[i]].id, id)) i = (i + 1) & (m->index_cap - 1);
     return i;
 }
 
@@ -151,9 +151,9 @@ static void expect_pairs(model *m, const char *what, const bp_world_pairs *got, 
     CHECK_MSG(got->count == want->n, "%s: %zu pairs, the model has %zu", what, got->count, want->n);
     for (size_t k = 0; k < want->n; ++k) {
         const bp_world_pair *g = &got->pairs[k];
-        CHECK_MSG(g->a == want->p[k].a && g->b == want->p[k].b,
-                  "%s: pair %zu is (%" PRIx64 ", %" PRIx64 "), the model's (%" PRIx64 ", %" PRIx64 ")", what, k, g->a,
-                  g->b, want->p[k].a, want->p[k].b);
+        CHECK_MSG(bp_proxy_equal(g->a, want->p[k].a) && bp_proxy_equal(g->b, want->p[k].b),
+                  "%s: pair %zu is (%" PRIx64 ", %" PRIx64 "), the model's (%" PRIx64 ", %" PRIx64 ")", what, k, g->a.v,
+                  g->b.v, want->p[k].a.v, want->p[k].b.v);
         const mproxy *pa = model_find(m, g->a), *pb = model_find(m, g->b);
         CHECK(pa && pb);
         CHECK_MSG(g->user_a == pa->user && g->user_b == pb->user, "%s: pair %zu carries the wrong user values", what, k);
@@ -229,7 +229,7 @@ static mproxy *random_live(rig *g) {
 static void rig_validate(rig *g) { CHECK_OK(bp_world_validate(g->w)); }
 
 static int cmp_id(const void *x, const void *y) {
-    const bp_proxy_id a = *(const bp_proxy_id *)x, b = *(const bp_proxy_id *)y;
+    const uint64_t a = ((const bp_proxy_id *)x)->v, b = ((const bp_proxy_id *)y)->v;
     return (a > b) - (a < b);
 }
 
@@ -320,7 +320,7 @@ static void op_make(rig *g, op *o) {
         for (size_t k = 0; k < want; ++k) {
             const mproxy *p = random_live(g);
             bool dup = false;
-            for (size_t j = 0; j < o->n; ++j) dup |= o->ids[j] == p->id;
+            for (size_t j = 0; j < o->n; ++j) dup |= bp_proxy_equal(o->ids[j], p->id);
             if (!dup) o->ids[o->n++] = p->id;
         }
         o->single = o->n == 1 && bpt_coin(&g->r, 0.5);
@@ -408,7 +408,7 @@ static void check_query(rig *g, const op *o) {
     if (nw > 1) qsort(want, nw, sizeof *want, cmp_id);
     CHECK_MSG(o->hits.count == nw, "query kind %d: %zu hits, the model has %zu", o->what, o->hits.count, nw);
     for (size_t k = 0; k < nw; ++k) {
-        CHECK_MSG(o->hits.ids[k] == want[k], "query kind %d: hit %zu differs", o->what, k);
+        CHECK_MSG(bp_proxy_equal(o->hits.ids[k], want[k]), "query kind %d: hit %zu differs", o->what, k);
         CHECK(o->hits.users[k] == model_find(&g->m, want[k])->user);
     }
     free(want);
@@ -420,7 +420,7 @@ static void op_apply(rig *g, op *o) {
     case OP_ADD: {
         const bp_proxy_def d0 = bp_default_proxy_def();
         for (size_t k = 0; k < o->n; ++k) {
-            CHECK(o->ids[k] != BP_NULL_PROXY);
+            CHECK(!bp_proxy_is_null(o->ids[k]));
             CHECK(model_find(&g->m, o->ids[k]) == NULL);  // never an id handed out before
             model_add(&g->m, o->ids[k], o->boxes + k * (size_t)(2 * dim), o->dflt ? &d0 : &o->defs[k]);
         }
@@ -864,7 +864,7 @@ static void case_errors(int argc, char **argv) {
     w = make_world(2, BP_WORLD_MODE_AUTO, 0.0f, NULL);
     bp_box2 b = {{0, 0}, {1, 1}}, bad = {{0, 0}, {1, 1}};
     bp_box3 b3 = {{0, 0, 0}, {1, 1, 1}};
-    bp_proxy_id id = 1, a1 = 0;
+    bp_proxy_id id = {1}, a1 = BP_NULL_PROXY;
     size_t bi = 0;
     CHECK_ST(bp_world_add2(NULL, &b, NULL, &id), BP_ERR_NULL);
     CHECK_ST(bp_world_add2(w, NULL, NULL, &id), BP_ERR_NULL);
@@ -872,7 +872,7 @@ static void case_errors(int argc, char **argv) {
     CHECK_ST(bp_world_add3(w, &b3, NULL, &id), BP_ERR_DIMENSION);
     bad.min[0] = NAN;
     CHECK_ST(bp_world_add2(w, &bad, NULL, &id), BP_ERR_NONFINITE);
-    CHECK(id == BP_NULL_PROXY);
+    CHECK(bp_proxy_is_null(id));
     bad.min[0] = 2.0f;
     CHECK_ST(bp_world_add2(w, &bad, NULL, &id), BP_ERR_INVERTED_BOX);
     bad.min[0] = 0.0f;
@@ -882,7 +882,7 @@ static void case_errors(int argc, char **argv) {
     pd.kind = (bp_proxy_kind)5;
     CHECK_ST(bp_world_add2(w, &b, &pd, &id), BP_ERR_INVALID_ARG);
     CHECK_OK(bp_world_add2(w, &b, NULL, &a1));
-    CHECK(a1 != BP_NULL_PROXY);
+    CHECK(!bp_proxy_is_null(a1));
 
     // A batch with a bad entry adds nothing, names the entry, leaves the ids null.
     bp_box2 boxes[5] = {b, b, b, b, b};
@@ -891,7 +891,7 @@ static void case_errors(int argc, char **argv) {
     CHECK_ST(bp_world_add_batch2(w, boxes, NULL, 5, ids), BP_ERR_INVERTED_BOX);
     CHECK_OK(bp_world_bad_index(w, &bi));
     CHECK_EQ(bi, 3);
-    for (int k = 0; k < 5; ++k) CHECK(ids[k] == BP_NULL_PROXY);
+    for (int k = 0; k < 5; ++k) CHECK(bp_proxy_is_null(ids[k]));
     bp_world_stats st;
     CHECK_OK(bp_world_get_stats(w, &st));
     CHECK_EQ(st.proxies, 1);
@@ -904,9 +904,9 @@ static void case_errors(int argc, char **argv) {
 
     // Moves: stale and foreign ids, bad boxes, a bad entry in a batch moves nothing.
     bp_box2 far = {{50, 50}, {51, 51}};
-    CHECK_ST(bp_world_move2(w, BP_NULL_PROXY, &far), BP_ERR_STALE);
-    CHECK_ST(bp_world_move2(w, a1 + 1, &far), BP_ERR_STALE);  // a generation never issued
-    CHECK_ST(bp_world_move2(w, a1 + ((uint64_t)999 << 32), &far), BP_ERR_STALE);  // a slot never used
+    CHECK_ST(bp_world_move2(w, BP_NULL_PROXY, &far), BP_ERR_NULL_PROXY);
+    CHECK_ST(bp_world_move2(w, (bp_proxy_id){a1.v + 1}, &far), BP_ERR_STALE);  // a generation never issued
+    CHECK_ST(bp_world_move2(w, (bp_proxy_id){a1.v + ((uint64_t)999 << 32)}, &far), BP_ERR_STALE);  // a slot never used
     CHECK_ST(bp_world_move2(w, a1, NULL), BP_ERR_NULL);
     CHECK_ST(bp_world_move3(w, a1, &b3), BP_ERR_DIMENSION);
     bad = far;
@@ -923,16 +923,16 @@ static void case_errors(int argc, char **argv) {
     CHECK(info.min[0] == 0.0f);  // unmoved
     mv[2] = far;
     mids[1] = BP_NULL_PROXY;
-    CHECK_ST(bp_world_move_batch2(w, mids, mv, 3), BP_ERR_STALE);
+    CHECK_ST(bp_world_move_batch2(w, mids, mv, 3), BP_ERR_NULL_PROXY);
     CHECK_OK(bp_world_bad_index(w, &bi));
     CHECK_EQ(bi, 1);
     CHECK_ST(bp_world_move_batch2(w, NULL, mv, 3), BP_ERR_NULL);
 
     // Foreign ids: another world's first id is not ours.
     bp_world *other = make_world(2, BP_WORLD_MODE_AUTO, 0.0f, NULL);
-    bp_proxy_id foreign = 0;
+    bp_proxy_id foreign = BP_NULL_PROXY;
     CHECK_OK(bp_world_add2(other, &b, NULL, &foreign));
-    CHECK(foreign != a1);
+    CHECK(!bp_proxy_equal(foreign, a1));
     CHECK_ST(bp_world_move2(w, foreign, &far), BP_ERR_STALE);
     CHECK_ST(bp_world_remove(w, foreign), BP_ERR_STALE);
     bp_world_destroy(other);
@@ -984,9 +984,9 @@ static void case_errors(int argc, char **argv) {
     CHECK_OK(bp_world_validate(w));
     // After the update, the removed proxy's slot is reused by the next add, with a new id: the
     // old one stays stale.
-    bp_proxy_id again = 0;
+    bp_proxy_id again = BP_NULL_PROXY;
     CHECK_OK(bp_world_add2(w, &b, NULL, &again));
-    CHECK(again >> 32 == ids[4] >> 32 && again != ids[4]);
+    CHECK(again.v >> 32 == ids[4].v >> 32 && !bp_proxy_equal(again, ids[4]));
     CHECK_ST(bp_world_move2(w, ids[4], &far), BP_ERR_STALE);
     CHECK_OK(bp_world_move2(w, again, &far));
     bp_world_destroy(w);
@@ -997,20 +997,140 @@ static void case_ids(int argc, char **argv) {
     (void)argc, (void)argv;
     bp_world *w = make_world(2, BP_WORLD_MODE_AUTO, 0.0f, NULL);
     bp_box2 b = {{0, 0}, {1, 1}};
-    bp_proxy_id first = 0, id = 0;
+    bp_proxy_id first = BP_NULL_PROXY, id = BP_NULL_PROXY;
     CHECK_OK(bp_world_add2(w, &b, NULL, &first));
     id = first;
     for (int k = 0; k < 50; ++k) {
         CHECK_OK(bp_world_remove(w, id));
         CHECK_OK(bp_world_update(w, NULL));
-        bp_proxy_id next = 0;
+        bp_proxy_id next = BP_NULL_PROXY;
         CHECK_OK(bp_world_add2(w, &b, NULL, &next));
-        CHECK(next >> 32 == first >> 32);      // the slot comes back
-        CHECK((uint32_t)next == (uint32_t)id + 1);  // with the next generation
+        CHECK(next.v >> 32 == first.v >> 32);         // the slot comes back
+        CHECK((uint32_t)next.v == (uint32_t)id.v + 1);  // with the next generation
         CHECK_ST(bp_world_set_user(w, id, 1), BP_ERR_STALE);
         id = next;
     }
     bp_world_destroy(w);
+}
+
+// A proxy id is a type of its own: an integer is not one (no conversion either way, so a user
+// value, a category or a mask cannot be passed for an id: tests/typed_ids.c shows the calls
+// that do not compile), and the null id is one.
+_Static_assert(_Generic((uint64_t)0, bp_proxy_id: 0, default: 1), "a uint64_t is not a bp_proxy_id");
+_Static_assert(_Generic(BP_NULL_PROXY, bp_proxy_id: 1, default: 0), "BP_NULL_PROXY is a bp_proxy_id");
+_Static_assert(sizeof(bp_proxy_id) == sizeof(uint64_t), "an id is one uint64_t (bindings read arrays of them)");
+
+// The null id: every entry point that takes an id rejects it with BP_ERR_NULL_PROXY and
+// changes nothing (a batch names the entry); a failed add writes it; the helpers agree.
+static void case_null_id(int argc, char **argv) {
+    (void)argc, (void)argv;
+    const bp_proxy_id null = BP_NULL_PROXY, zero = {0};
+    CHECK(bp_proxy_is_null(null) && bp_proxy_is_null(zero) && bp_proxy_is_null(bp_proxy_null()));
+    CHECK(bp_proxy_equal(null, bp_proxy_null()));
+    CHECK(strcmp(bp_status_string(BP_ERR_NULL_PROXY), bp_status_string(BP_ERR_STALE)) != 0);
+    for (int dim = 2; dim <= 3; ++dim) {
+        bp_world *w = make_world(dim, BP_WORLD_MODE_AUTO, 0.0f, NULL);
+        const float box[6] = {0, 0, 0, 1, 1, 1}, far[6] = {5, 5, 5, 6, 6, 6};
+        bp_proxy_id ids[3];
+        for (int k = 0; k < 3; ++k)
+            CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(box), NULL, &ids[k]) : bp_world_add3(w, bpt_as3(box), NULL, &ids[k]));
+        CHECK(!bp_proxy_is_null(ids[0]) && !bp_proxy_equal(ids[0], ids[1]));
+        CHECK_OK(bp_world_update(w, NULL));
+        bp_proxy_info info;
+        size_t bi = 0;
+        CHECK_ST(dim == 2 ? bp_world_move2(w, null, bpt_as2(far)) : bp_world_move3(w, null, bpt_as3(far)),
+                 BP_ERR_NULL_PROXY);
+        CHECK_ST(bp_world_remove(w, null), BP_ERR_NULL_PROXY);
+        CHECK_ST(bp_world_set_kind(w, null, BP_PROXY_STATIC), BP_ERR_NULL_PROXY);
+        CHECK_ST(bp_world_set_filter(w, null, 1, 1), BP_ERR_NULL_PROXY);
+        CHECK_ST(bp_world_set_user(w, null, 1), BP_ERR_NULL_PROXY);
+        CHECK_ST(bp_world_get_proxy(w, null, &info), BP_ERR_NULL_PROXY);
+        // Batches: the null entry is named, nothing changes (the entries before it included).
+        const bp_proxy_id batch[3] = {ids[0], null, ids[2]};
+        const float boxes[18] = {5, 5, 5, 6, 6, 6, 5, 5, 5, 6, 6, 6, 5, 5, 5, 6, 6, 6};
+        CHECK_ST(dim == 2 ? bp_world_move_batch2(w, batch, bpt_as2(boxes), 3) : bp_world_move_batch3(w, batch, bpt_as3(boxes), 3),
+                 BP_ERR_NULL_PROXY);
+        CHECK_OK(bp_world_bad_index(w, &bi));
+        CHECK_EQ(bi, 1);
+        CHECK_ST(bp_world_remove_batch(w, batch, 3), BP_ERR_NULL_PROXY);
+        CHECK_OK(bp_world_bad_index(w, &bi));
+        CHECK_EQ(bi, 1);
+        CHECK_OK(bp_world_get_proxy(w, ids[0], &info));
+        CHECK(info.min[0] == 0.0f);
+        bp_world_events ev;
+        CHECK_OK(bp_world_update(w, &ev));
+        CHECK(ev.begins.count == 0 && ev.ends.count == 0);
+        bp_world_stats st;
+        CHECK_OK(bp_world_get_stats(w, &st));
+        CHECK(st.proxies == 3 && st.pairs == 3);
+        // A stale id is still BP_ERR_STALE; a failed add writes the null id.
+        CHECK_OK(bp_world_remove(w, ids[2]));
+        CHECK_ST(bp_world_set_user(w, ids[2], 1), BP_ERR_STALE);
+        bp_proxy_id out = ids[0];
+        const float nan_box[6] = {NAN, 0, 0, 1, 1, 1};
+        CHECK_ST(dim == 2 ? bp_world_add2(w, bpt_as2(nan_box), NULL, &out) : bp_world_add3(w, bpt_as3(nan_box), NULL, &out),
+                 BP_ERR_NONFINITE);
+        CHECK(bp_proxy_is_null(out));
+        CHECK_OK(bp_world_validate(w));
+        bp_world_destroy(w);
+    }
+}
+
+// Definition structs not made by their default functions are rejected with
+// BP_ERR_DEF_NOT_INITIALISED (include/broadphase.h, "Definition structs"): a zeroed world def,
+// and a zeroed proxy def in every add (a batch names the entry and adds nothing).
+static void case_defs(int argc, char **argv) {
+    (void)argc, (void)argv;
+    bp_world_def wd;
+    bp_world *w = (bp_world *)&wd;
+    memset(&wd, 0, sizeof wd);
+    CHECK_ST(bp_world_create(&wd, &w), BP_ERR_DEF_NOT_INITIALISED);
+    CHECK(w == NULL);
+    memset(&wd, 0xff, sizeof wd);
+    CHECK_ST(bp_world_create(&wd, &w), BP_ERR_DEF_NOT_INITIALISED);
+    const bp_world_def written = {.dimension = 2, .mode = BP_WORLD_MODE_AUTO, .method = BP_METHOD_AUTO};
+    CHECK_ST(bp_world_create(&written, &w), BP_ERR_DEF_NOT_INITIALISED);
+    wd = bp_default_world_def();
+    wd.dimension = 0;
+    CHECK_ST(bp_world_create(&wd, &w), BP_ERR_INVALID_ARG);
+    CHECK(w == NULL);
+
+    for (int dim = 2; dim <= 3; ++dim) {
+        w = make_world(dim, BP_WORLD_MODE_AUTO, 0.0f, NULL);
+        const float box[6] = {0, 0, 0, 1, 1, 1};
+        float boxes[18];
+        for (int k = 0; k < 3; ++k) memcpy(boxes + 2 * dim * k, box, (size_t)(2 * dim) * sizeof(float));
+        bp_proxy_def zeroed, good = bp_default_proxy_def();
+        memset(&zeroed, 0, sizeof zeroed);
+        const bp_proxy_def written_pd = {.kind = BP_PROXY_MOVING, .category = 1, .mask = UINT64_MAX};
+        bp_proxy_id id = {1};
+        CHECK_ST(dim == 2 ? bp_world_add2(w, bpt_as2(box), &zeroed, &id) : bp_world_add3(w, bpt_as3(box), &zeroed, &id),
+                 BP_ERR_DEF_NOT_INITIALISED);
+        CHECK(bp_proxy_is_null(id));
+        CHECK_ST(dim == 2 ? bp_world_add2(w, bpt_as2(box), &written_pd, &id) : bp_world_add3(w, bpt_as3(box), &written_pd, &id),
+                 BP_ERR_DEF_NOT_INITIALISED);
+        const bp_proxy_def defs[3] = {good, good, zeroed};
+        bp_proxy_id ids[3];
+        size_t bi = 0;
+        CHECK_ST(dim == 2 ? bp_world_add_batch2(w, bpt_as2(boxes), defs, 3, ids) : bp_world_add_batch3(w, bpt_as3(boxes), defs, 3, ids),
+                 BP_ERR_DEF_NOT_INITIALISED);
+        CHECK_OK(bp_world_bad_index(w, &bi));
+        CHECK_EQ(bi, 2);
+        for (int k = 0; k < 3; ++k) CHECK(bp_proxy_is_null(ids[k]));
+        bp_world_stats st;
+        CHECK_OK(bp_world_get_stats(w, &st));
+        CHECK_EQ(st.proxies, 0);
+        // The defaults, given or not (NULL), are accepted, and are what the header says.
+        CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(box), &good, &id) : bp_world_add3(w, bpt_as3(box), &good, &id));
+        CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(box), NULL, &id) : bp_world_add3(w, bpt_as3(box), NULL, &id));
+        bp_proxy_info info;
+        CHECK_OK(bp_world_get_proxy(w, id, &info));
+        CHECK(info.kind == BP_PROXY_MOVING && info.category == 1 && info.mask == UINT64_MAX && info.user == 0);
+        CHECK_OK(bp_world_update(w, NULL));
+        CHECK_OK(bp_world_get_stats(w, &st));
+        CHECK(st.proxies == 2 && st.pairs == 1);
+        bp_world_destroy(w);
+    }
 }
 
 // The events do not depend on the order of the calls that led to them.
@@ -1061,7 +1181,7 @@ static void case_order(int argc, char **argv) {
                 CHECK_EQ(lists[l]->count, counts[l]);
                 for (size_t q = 0; q < counts[l]; ++q) {
                     const bp_world_pair *x = &first[l][q], *y = &lists[l]->pairs[q];
-                    CHECK(x->a >> 32 == y->a >> 32 && x->b >> 32 == y->b >> 32);
+                    CHECK(x->a.v >> 32 == y->a.v >> 32 && x->b.v >> 32 == y->b.v >> 32);
                     CHECK(x->user_a == y->user_a && x->user_b == y->user_b);
                 }
             }
@@ -1125,7 +1245,7 @@ static void case_nomem(int argc, char **argv) {
             CHECK(al.failures == failures + 1);
             ++refused;
             if (o.kind == OP_ADD)
-                for (size_t k = 0; k < o.n; ++k) CHECK(o.ids[k] == BP_NULL_PROXY);
+                for (size_t k = 0; k < o.n; ++k) CHECK(bp_proxy_is_null(o.ids[k]));
             bp_world_stats st2;
             CHECK_OK(bp_world_get_stats(g.w, &st2));
             CHECK_MSG(st2.bytes == al.live_bytes, "stats.bytes %zu != live %zu", st2.bytes, al.live_bytes);
@@ -1304,7 +1424,7 @@ static void case_large(int argc, char **argv) {
 
 static const bpt_case cases[] = {
     {"random", case_random}, {"frames", case_frames}, {"static", case_static_scene}, {"errors", case_errors},
-    {"ids", case_ids},       {"order", case_order},   {"nomem", case_nomem},           {"warm", case_warm},
+    {"ids", case_ids},       {"null_id", case_null_id}, {"defs", case_defs},       {"order", case_order},   {"nomem", case_nomem},           {"warm", case_warm},
     {"huge", case_huge},     {"large", case_large},   {"near", case_near},
     {"lag", case_lag},       {"same_box", case_same_box},
 };

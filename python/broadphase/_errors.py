@@ -35,7 +35,8 @@ class InvalidInputError(BroadphaseError, ValueError):
 
 
 class StaleIdError(InvalidInputError):
-    """A world proxy id that was removed, never issued, or belongs to another world."""
+    """A world proxy id that was removed, never issued, or belongs to another world, or is 0 (the
+    null id, status BP_ERR_NULL_PROXY)."""
 
 
 class OutOfMemoryError(BroadphaseError, MemoryError):
@@ -55,6 +56,8 @@ _CLASSES = {
     STATUS["BP_ERR_NO_BOXES"]: NoBoxesError,
     STATUS["BP_ERR_UNSUPPORTED"]: UnsupportedError,
     STATUS["BP_ERR_STALE"]: StaleIdError,
+    STATUS["BP_ERR_NULL_PROXY"]: StaleIdError,
+    STATUS["BP_ERR_DEF_NOT_INITIALISED"]: InvalidInputError,
     STATUS["BP_ERR_INVALID_ARG"]: InvalidInputError,
     STATUS["BP_ERR_NONFINITE"]: InvalidInputError,
     STATUS["BP_ERR_INVERTED_BOX"]: InvalidInputError,

@@ -44,9 +44,11 @@ def _locate() -> Path:
 
 
 def _declarations(header: str) -> str:
-    """The header as cffi's cdef accepts it: directives dropped, C++ guards skipped, BP_API gone."""
+    """The header as cffi's cdef accepts it: directives dropped, C++ guards skipped, BP_API gone,
+    `static inline` helpers dropped (they have no symbol in the library to call)."""
     out = []
     skipping = []  # one flag per open #if: True inside `#ifdef __cplusplus`
+    depth = 0  # braces open in a `static inline` definition being dropped
     for line in header.splitlines():
         s = line.strip()
         if s.startswith("#"):
@@ -57,6 +59,9 @@ def _declarations(header: str) -> str:
                 skipping.pop()
             continue
         if any(skipping):
+            continue
+        if depth or s.startswith("static inline"):
+            depth += s.count("{") - s.count("}")
             continue
         out.append(re.sub(r"\bBP_API\b", "", line))
     return "\n".join(out)

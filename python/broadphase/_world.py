@@ -1,5 +1,6 @@
-"""World: the persistent world of include/broadphase.h (bp_world_*): proxies with integer ids,
-batch add / move / remove from arrays, begin and end events as arrays."""
+"""World: the persistent world of include/broadphase.h (bp_world_*): proxies with integer ids (the
+C library's bp_proxy_id.v; 0 is its null id), batch add / move / remove from arrays, begin and
+end events as arrays."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ _MODES = {"auto": "BP_WORLD_MODE_AUTO", "incremental": "BP_WORLD_MODE_INCREMENTA
 _KINDS = {"moving": 0, "static": 1}
 _LOAD_ERRORS = (STATUS["BP_ERR_NONFINITE"], STATUS["BP_ERR_INVERTED_BOX"])
 _STALE = STATUS["BP_ERR_STALE"]
+_NULL_ID = STATUS["BP_ERR_NULL_PROXY"]
 _SIZE_MAX = (1 << (8 * ffi.sizeof("size_t"))) - 1
 
 
@@ -76,17 +78,21 @@ class WorldStats(NamedTuple):
 
 def _def_dtype() -> np.dtype:
     """bp_proxy_def as a numpy structured dtype, offsets taken from cffi (the C layout)."""
-    fields = ["kind", "category", "mask", "user"]
+    fields = ["kind", "internal_value", "category", "mask", "user"]
     kind_size = ffi.sizeof("bp_proxy_kind")
     return np.dtype({
         "names": fields,
-        "formats": [f"<i{kind_size}" if np.little_endian else f">i{kind_size}", np.uint64, np.uint64, np.uint64],
+        "formats": [f"<i{kind_size}" if np.little_endian else f">i{kind_size}", np.uint32, np.uint64, np.uint64,
+                    np.uint64],
         "offsets": [ffi.offsetof("bp_proxy_def", f) for f in fields],
         "itemsize": ffi.sizeof("bp_proxy_def"),
     })
 
 
 _DEF_DTYPE = _def_dtype()
+# bp_default_proxy_def() as one row: every row of a defs array starts from it (the library
+# rejects a def not made by its default function, BP_ERR_DEF_NOT_INITIALISED).
+_DEFAULT_DEF = np.frombuffer(ffi.buffer(ffi.new("bp_proxy_def *", lib.bp_default_proxy_def())), dtype=_DEF_DTYPE).copy()
 
 
 def _u64(x: Any, n: int, name: str) -> np.ndarray:
@@ -241,8 +247,8 @@ class World:
             err = b.error(st)
             if err.row is not None:
                 return err
-        if k is not None and ids is not None and st == _STALE:
-            return make_error(st, f"{what}: ids row {k} (id {int(ids[k])}) is removed, unknown or another world's", row=k)
+        if k is not None and ids is not None and st in (_STALE, _NULL_ID):
+            return make_error(st, f"{what}: ids row {k} (id {int(ids[k])}) {_id_problem(st)}", row=k)
         if k is not None:
             return make_error(st, f"{what}: row {k}", row=k)
         return make_error(st, what)
@@ -271,7 +277,7 @@ class World:
             and isinstance(mask, int) and mask == ALL and isinstance(user, int) and user == 0
         defs_arr = None
         if not default:
-            defs_arr = np.zeros(n, dtype=_DEF_DTYPE)
+            defs_arr = np.repeat(_DEFAULT_DEF, n)
             defs_arr["kind"] = kinds
             defs_arr["category"] = _u64(category, n, "category")
             defs_arr["mask"] = _u64(mask, n, "mask")
@@ -324,7 +330,7 @@ class World:
             for k, i in enumerate(idv.tolist()):
                 st = call(w, k, i)
                 if st != OK:
-                    detail = f"{what}: ids row {k} (id {i})" + (" is removed, unknown or another world's" if st == _STALE else "")
+                    detail = f"{what}: ids row {k} (id {i})" + (f" {_id_problem(st)}" if st in (_STALE, _NULL_ID) else "")
                     raise make_error(st, detail + (f"; rows before {k} were changed" if k else ""), row=k)
 
     def set_kind(self, ids: Any, kind: Any) -> None:
@@ -332,7 +338,7 @@ class World:
         (the library has no batch form): on an error, the ids before the bad one are changed."""
         idv = _ids(ids)
         kinds = _kinds(kind, len(idv))
-        self._each(idv, lambda w, k, i: lib.bp_world_set_kind(w, i, int(kinds[k])), "set_kind")
+        self._each(idv, lambda w, k, i: lib.bp_world_set_kind(w, [i], int(kinds[k])), "set_kind")
 
     def set_filter(self, ids: Any, category: Any, mask: Any) -> None:
         """Changes proxies' category and mask (one value each, or one per id); pairs are
@@ -340,13 +346,13 @@ class World:
         idv = _ids(ids)
         cat = _u64(category, len(idv), "category")
         msk = _u64(mask, len(idv), "mask")
-        self._each(idv, lambda w, k, i: lib.bp_world_set_filter(w, i, int(cat[k]), int(msk[k])), "set_filter")
+        self._each(idv, lambda w, k, i: lib.bp_world_set_filter(w, [i], int(cat[k]), int(msk[k])), "set_filter")
 
     def set_user(self, ids: Any, user: Any) -> None:
         """Changes proxies' user values (pairs already reported keep the old one)."""
         idv = _ids(ids)
         usr = _u64(user, len(idv), "user")
-        self._each(idv, lambda w, k, i: lib.bp_world_set_user(w, i, int(usr[k])), "set_user")
+        self._each(idv, lambda w, k, i: lib.bp_world_set_user(w, [i], int(usr[k])), "set_user")
 
     # -- answers ------------------------------------------------------------------------------
 
@@ -374,7 +380,7 @@ class World:
         info = ffi.new("bp_proxy_info *")
         i = int(_ids(id)[0])
         with self._lock:
-            st = lib.bp_world_get_proxy(self._live(), i, info)
+            st = lib.bp_world_get_proxy(self._live(), [i], info)  # a bp_proxy_id: {v}
         if st != OK:
             raise make_error(st, f"id {i}")
         d = self.dim
@@ -424,6 +430,10 @@ class World:
         """Checks the world's invariants (for tests; O(n)); raises BroadphaseError when broken."""
         with self._lock:
             check(lib.bp_world_validate(self._live()), "world invariants")
+
+
+def _id_problem(st: int) -> str:
+    return "is 0, the null id" if st == _NULL_ID else "is removed, unknown or another world's"
 
 
 def _u64_copy(ptr: Any, count: int) -> IdArray:

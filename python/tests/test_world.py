@@ -192,6 +192,14 @@ def test_world_errors():
             w.get(int(ids[0]))
         with pytest.raises(ValueError, match="stale"):
             w.move(int(ids[0]), [0, 0, 1, 1])
+        with pytest.raises(broadphase.StaleIdError, match="null") as e:  # 0: the library's null id
+            w.get(0)
+        assert e.value.status_name == "BP_ERR_NULL_PROXY"
+        with pytest.raises(broadphase.StaleIdError, match=r"ids row 1 \(id 0\) is 0, the null id") as e:
+            w.move([int(ids[1]), 0], np.zeros((2, 4)))
+        assert e.value.row == 1 and w.get(int(ids[1])).lo.tolist() == [2, 2]
+        with pytest.raises(broadphase.StaleIdError, match=r"set_user: ids row 0 \(id 0\) is 0, the null id"):
+            w.set_user(0, 5)
         with pytest.raises(ValueError, match="kind"):
             w.add([0, 0, 1, 1], kind="flying")
         with pytest.raises(ValueError, match="kind row 0 is 5"):

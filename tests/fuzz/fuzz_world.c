@@ -35,8 +35,8 @@ typedef struct wmodel {
 
 FZ_NOCOV static int cmp_pair(const void *x, const void *y) {
     const wpair *a = x, *b = y;
-    if (a->a != b->a) return a->a < b->a ? -1 : 1;
-    return a->b < b->b ? -1 : a->b > b->b;
+    if (a->a.v != b->a.v) return a->a.v < b->a.v ? -1 : 1;
+    return a->b.v < b->b.v ? -1 : a->b.v > b->b.v;
 }
 
 // The pair rule of bp_world (include/broadphase.h): closed overlap, not both static, each
@@ -56,8 +56,8 @@ FZ_NOCOV static void w_brute(wmodel *m) {
         for (size_t j = i + 1; j < m->count; ++j) {
             if (!m->p[j].live || !w_pairs(m, &m->p[i], &m->p[j])) continue;
             bp_proxy_id a = m->p[i].id, b = m->p[j].id;
-            m->now[m->nnow].a = a < b ? a : b;
-            m->now[m->nnow].b = a < b ? b : a;
+            m->now[m->nnow].a = a.v < b.v ? a : b;
+            m->now[m->nnow].b = a.v < b.v ? b : a;
             m->nnow++;
         }
     }
@@ -73,7 +73,7 @@ FZ_NOCOV static void w_diff(const wpair *a, size_t na, const wpair *b, size_t nb
         while (j < nb && cmp_pair(&b[j], &a[i]) < 0) ++j;
         if (j < nb && cmp_pair(&b[j], &a[i]) == 0) continue;
         FZ_CHECK(k < ngot, k, ngot);
-        FZ_CHECK(got[k].a == a[i].a && got[k].b == a[i].b, k, i);
+        FZ_CHECK(bp_proxy_equal(got[k].a, a[i].a) && bp_proxy_equal(got[k].b, a[i].b), k, i);
         ++k;
     }
     FZ_CHECK(k == ngot, k, ngot);
@@ -81,7 +81,7 @@ FZ_NOCOV static void w_diff(const wpair *a, size_t na, const wpair *b, size_t nb
 
 static wp *w_find(wmodel *m, bp_proxy_id id) {
     for (size_t k = 0; k < m->count; ++k)
-        if (m->p[k].live && m->p[k].id == id) return &m->p[k];
+        if (m->p[k].live && bp_proxy_equal(m->p[k].id, id)) return &m->p[k];
     return NULL;
 }
 
@@ -91,13 +91,17 @@ static size_t w_live(const wmodel *m) {
     return n;
 }
 
-// An id to act on: mostly a live proxy's, sometimes a removed one's (stale), a made-up one, or 0.
+// An id to act on: mostly a live proxy's, sometimes a removed one's (stale), a made-up one, or
+// the null id.
 static bp_proxy_id w_pick(wmodel *m, fz *f) {
     const uint8_t b = fz_u8(f);
-    if (b >= 240) return b == 255 ? BP_NULL_PROXY : ((uint64_t)fz_u8(f) << 32 | fz_u8(f));
-    if (!m->count) return 12345;
+    if (b >= 240) return b == 255 ? BP_NULL_PROXY : (bp_proxy_id){(uint64_t)fz_u8(f) << 32 | fz_u8(f)};
+    if (!m->count) return (bp_proxy_id){12345};
     return m->p[b % m->count].id;
 }
+
+// The status for an id that names no live proxy.
+static bp_status w_id_err(bp_proxy_id id) { return bp_proxy_is_null(id) ? BP_ERR_NULL_PROXY : BP_ERR_STALE; }
 
 static void w_box(const wmodel *m, fz *f, float *box) {
     const uint8_t how = fz_u8(f);
@@ -142,7 +146,7 @@ FZ_NOCOV static void w_check_hits(wmodel *m, const bp_world_hits *h, int kind, c
         if (hit) want[n++] = p->id;
     }
     for (size_t i = 1; i < n; ++i)
-        for (size_t j = i; j > 0 && want[j - 1] > want[j]; --j) {
+        for (size_t j = i; j > 0 && want[j - 1].v > want[j].v; --j) {
             bp_proxy_id t = want[j];
             want[j] = want[j - 1];
             want[j - 1] = t;
@@ -151,13 +155,13 @@ FZ_NOCOV static void w_check_hits(wmodel *m, const bp_world_hits *h, int kind, c
         fprintf(stderr, "query kind %d mask %llx lo %a %a hi %a %a c %a %a r %a\n", kind, (unsigned long long)mask,
                 lo[0], lo[1], hi[0], hi[1], c[0], c[1], radius);
         for (size_t k = 0; k < m->count; ++k)
-            fprintf(stderr, "  %d id %llx box %a %a %a %a cat %llx\n", m->p[k].live, (unsigned long long)m->p[k].id,
+            fprintf(stderr, "  %d id %llx box %a %a %a %a cat %llx\n", m->p[k].live, (unsigned long long)m->p[k].id.v,
                     m->p[k].box[0], m->p[k].box[1], m->p[k].box[m->dim], m->p[k].box[m->dim + 1],
                     (unsigned long long)m->p[k].category);
     }
     FZ_CHECK(h->count == n, h->count, n);
     for (size_t k = 0; k < n; ++k) {
-        FZ_CHECK(h->ids[k] == want[k], k, n);
+        FZ_CHECK(bp_proxy_equal(h->ids[k], want[k]), k, n);
         FZ_CHECK(h->users[k] == w_find(m, want[k])->user, k, n);
     }
 }
@@ -216,7 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             pd.category = w_bits(&f);
             pd.mask = w_bits(&f);
             pd.user = fz_u8(&f);
-            bp_proxy_id id = 7;
+            bp_proxy_id id = {7};
             st = d == 2 ? bp_world_add2(w, (const bp_box2 *)(const void *)p.box, &pd, &id)
                         : bp_world_add3(w, (const bp_box3 *)(const void *)p.box, &pd, &id);
             bp_status want;
@@ -224,10 +228,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             else if (pd.kind > BP_PROXY_STATIC) FZ_CHECK(w_err(st, BP_ERR_INVALID_ARG, &al), st, pd.kind);
             else FZ_CHECK(st == BP_OK || st == BP_ERR_NOMEM, st, 0);
             if (st != BP_OK) {
-                FZ_CHECK(id == BP_NULL_PROXY, id, st);
+                FZ_CHECK(bp_proxy_is_null(id), id.v, st);
                 break;
             }
-            FZ_CHECK(id != BP_NULL_PROXY && w_find(m, id) == NULL, id, 0);
+            FZ_CHECK(!bp_proxy_is_null(id) && w_find(m, id) == NULL, id.v, 0);
             p.id = id;
             p.live = true;
             p.kind = pd.kind;
@@ -263,7 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (!ok) FZ_CHECK(w_err(st, want, &al), st, want);
             else FZ_CHECK(st == BP_OK || st == BP_ERR_NOMEM, st, 0);
             if (st != BP_OK) {
-                for (size_t k = 0; k < n; ++k) FZ_CHECK(ids[k] == BP_NULL_PROXY, k, st);
+                for (size_t k = 0; k < n; ++k) FZ_CHECK(bp_proxy_is_null(ids[k]), k, st);
                 break;
             }
             for (size_t k = 0; k < n; ++k) {
@@ -276,7 +280,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 p.category = defs[k].category;
                 p.mask = defs[k].mask;
                 p.user = defs[k].user;
-                FZ_CHECK(ids[k] != BP_NULL_PROXY && w_find(m, ids[k]) == NULL, k, ids[k]);
+                FZ_CHECK(!bp_proxy_is_null(ids[k]) && w_find(m, ids[k]) == NULL, k, ids[k].v);
                 m->p[m->count++] = p;
             }
             break;
@@ -290,7 +294,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         : bp_world_move3(w, id, (const bp_box3 *)(const void *)box);
             wp *p = w_find(m, id);
             bp_status want;
-            if (!p) FZ_CHECK(w_err(st, BP_ERR_STALE, &al), st, id);
+            if (!p) FZ_CHECK(w_err(st, w_id_err(id), &al), st, id.v);
             else if (!w_box_ok(m, box, &want)) FZ_CHECK(w_err(st, want, &al), st, want);
             else FZ_CHECK(st == BP_OK || st == BP_ERR_NOMEM, st, 0);
             if (st == BP_OK) memcpy(p->box, box, sizeof box);
@@ -320,15 +324,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 6: {  // remove one, or a batch (an id twice fails the batch)
             const size_t n = fz_u8(&f) % 4;
             bp_proxy_id ids[3];
-            bool stale = false;
+            bp_status want = BP_OK;  // the first bad entry's status
             for (size_t k = 0; k < n; ++k) {
                 ids[k] = w_pick(m, &f);
-                if (!w_find(m, ids[k])) stale = true;
-                for (size_t j = 0; j < k; ++j) stale = stale || ids[j] == ids[k];
+                bool twice = false;
+                for (size_t j = 0; j < k; ++j) twice = twice || bp_proxy_equal(ids[j], ids[k]);
+                if (want == BP_OK && !w_find(m, ids[k])) want = w_id_err(ids[k]);
+                if (want == BP_OK && twice) want = BP_ERR_STALE;
             }
             if (n == 1) st = bp_world_remove(w, ids[0]);
             else st = bp_world_remove_batch(w, ids, n);
-            if (stale) FZ_CHECK(w_err(st, BP_ERR_STALE, &al), st, n);
+            if (want != BP_OK) FZ_CHECK(w_err(st, want, &al), st, n);
             else FZ_CHECK(st == BP_OK || st == BP_ERR_NOMEM, st, n);
             if (st == BP_OK)
                 for (size_t k = 0; k < n; ++k) w_find(m, ids[k])->live = false;
@@ -341,14 +347,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (which == 0) {
                 const bp_proxy_kind kind = (bp_proxy_kind)(fz_u8(&f) % 3);
                 st = bp_world_set_kind(w, id, kind);
-                if (!p) FZ_CHECK(w_err(st, BP_ERR_STALE, &al), st, id);
+                if (!p) FZ_CHECK(w_err(st, w_id_err(id), &al), st, id.v);
                 else if (kind > BP_PROXY_STATIC) FZ_CHECK(w_err(st, BP_ERR_INVALID_ARG, &al), st, kind);
                 else FZ_CHECK(st == BP_OK || st == BP_ERR_NOMEM, st, 0);
                 if (st == BP_OK) p->kind = kind;
             } else if (which == 1) {
                 const uint64_t cat = w_bits(&f), mask = w_bits(&f);
                 st = bp_world_set_filter(w, id, cat, mask);
-                if (!p) FZ_CHECK(w_err(st, BP_ERR_STALE, &al), st, id);
+                if (!p) FZ_CHECK(w_err(st, w_id_err(id), &al), st, id.v);
                 else FZ_CHECK(st == BP_OK || st == BP_ERR_NOMEM, st, 0);
                 if (st == BP_OK) {
                     p->category = cat;
@@ -357,14 +363,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             } else {
                 const uint64_t user = fz_u8(&f);
                 st = bp_world_set_user(w, id, user);
-                FZ_CHECK(p ? st == BP_OK : w_err(st, BP_ERR_STALE, &al), st, id);
+                FZ_CHECK(p ? st == BP_OK : w_err(st, w_id_err(id), &al), st, id.v);
                 if (st == BP_OK) p->user = user;
             }
             if (p && st == BP_OK) {
                 bp_proxy_info info;
-                FZ_CHECK(bp_world_get_proxy(w, id, &info) == BP_OK, id, 0);
+                FZ_CHECK(bp_world_get_proxy(w, id, &info) == BP_OK, id.v, 0);
                 FZ_CHECK(info.kind == p->kind && info.category == p->category && info.mask == p->mask &&
-                             info.user == p->user, id, 0);
+                             info.user == p->user, id.v, 0);
             }
             break;
         }
@@ -435,7 +441,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (st == BP_OK) {
                 FZ_CHECK(all.count == m->nnow, all.count, m->nnow);
                 for (size_t k = 0; k < all.count; ++k)
-                    FZ_CHECK(all.pairs[k].a == m->now[k].a && all.pairs[k].b == m->now[k].b, k, all.count);
+                    FZ_CHECK(bp_proxy_equal(all.pairs[k].a, m->now[k].a) && bp_proxy_equal(all.pairs[k].b, m->now[k].b), k,
+                             all.count);
             } else {
                 FZ_CHECK(st == BP_ERR_NOMEM, st, 0);
             }
