@@ -129,13 +129,18 @@ uint64_t bm_mem_peak(const bm_mem *m);
 
 /// Monotonic seconds.
 double bm_now(void);
-/// Mean, median and worst of the timed frames (sorts `times`); marks the result as run.
-void bm_finish(bm_result *res, double *times, size_t frames);
-/// A row's run is over: bm_finish, and the peak memory with `mem` (the --memory child).
-void bm_finish_run(bm_result *res, double *times, size_t frames, const bm_mem *mem);
-/// After timed frame f took t seconds: true (the result marked skipped) when the first of
-/// several frames passed BM_SKIP_SECONDS, so the row stops there.
-bool bm_skipped_after(bm_result *res, size_t f, double t, size_t frames);
+/// Ends frame f of a row (f = 0 the untimed warm-up, then 1..frames), which took t seconds:
+/// records the time and returns true when the row is over, either skipped (the first of
+/// several timed frames passed BM_SKIP_SECONDS) or finished after its last frame (mean, median
+/// and worst of the timed frames, and the peak memory with `mem`, the --memory child).
+bool bm_frame_end(bm_result *res, double *times, size_t f, double t, size_t frames, const bm_mem *mem);
+/// Whether the row would surely take over BM_SKIP_SECONDS a frame on these boxes
+/// (bm_stateless_estimate): then the result is marked skipped with the estimate.
+bool bm_skip_estimated(bm_result *res, const bm_method *m, const float *boxes, size_t n, int dim);
+/// A reference context for the comparisons (sorted pairs); BP_OK or the error (message printed).
+bp_status bm_reference_create(int dim, bp_method method, bp_context **ref);
+/// A peer's frame f differed from the reference: the first such frame is kept, all are counted.
+void bm_mark_wrong(bm_result *res, size_t f, size_t missing, size_t extra);
 bp_status bm_lib_call(bp_context *ctx, int dim, const float *boxes, size_t n, bp_pairs *out);
 
 /// One of our stateless rows (not BM_WORLD) set up for n boxes: a context, the naive sweep, or
