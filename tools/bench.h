@@ -139,6 +139,12 @@ bool bm_frame_end(bm_result *res, double *times, size_t f, double t, size_t fram
 bool bm_skip_estimated(bm_result *res, const bm_method *m, const float *boxes, size_t n, int dim);
 /// A reference context for the comparisons (sorted pairs); BP_OK or the error (message printed).
 bp_status bm_reference_create(int dim, bp_method method, bp_context **ref);
+/// What a peer's step of frame f returned: 0 (goes on), BP_PEER_TOO_SLOW (the result marked
+/// skipped; returns 1) or a failure (printed; returns -1).
+int bm_peer_outcome(int prc, bm_result *res, const char *peer, const char *scene, size_t n, size_t f);
+/// Starts a row on a stateless scene: the result cleared and marked failed until it runs, the
+/// scene built. Returns 0, or -1 (message printed).
+int bm_scene_start(bm_result *res, bp_scene *scene, const bm_opts *o, bp_scene_kind kind, size_t n);
 /// A peer's frame f differed from the reference: the first such frame is kept, all are counted.
 void bm_mark_wrong(bm_result *res, size_t f, size_t missing, size_t extra);
 bp_status bm_lib_call(bp_context *ctx, int dim, const float *boxes, size_t n, bp_pairs *out);
@@ -157,6 +163,10 @@ int bm_stateless_init(bm_stateless *s, const bm_method *m, const bm_opts *o, siz
 /// Finds every overlapping pair of the n boxes (memcpy: copies them, no pairs). Returns BP_OK or
 /// the error (naive-sweep: BP_ERR_NOMEM).
 bp_status bm_stateless_step(bm_stateless *s, const float *boxes, size_t n, const bp_pair **pairs, size_t *count);
+/// bm_stateless_step timed: *t is the seconds of that call alone. On an error prints
+/// "ROW on SCENE N = n frame f: STATUS" (n the scene's size, `slots` the boxes) and returns it.
+bp_status bm_stateless_timed(bm_stateless *s, const float *boxes, size_t slots, const char *scene, size_t n, size_t f,
+                             const bp_pair **pairs, size_t *count, double *t);
 /// Candidate checks of the last step.
 uint64_t bm_stateless_checks(const bm_stateless *s);
 void bm_stateless_free(bm_stateless *s);

@@ -76,21 +76,13 @@ static int bm_peer_frames(const bm_opts *o, bp_scene *scene, size_t n, void *pee
         if (f > 0) bp_scene_step(scene);
         bp_scene_boxes(scene, boxes);
         for (size_t i = 0; i < n * d; ++i) vel[i] = (float)scene->v[i];
-        if (bm_watchdog_fd >= 0) bm_watchdog(BM_SKIP_SECONDS);
+        bm_watchdog_arm(BM_SKIP_SECONDS);
         double t0 = bm_now();
         int prc = bp_peer_step(peer, boxes, n, vel);
         double t = bm_now() - t0;
-        if (bm_watchdog_fd >= 0) bm_watchdog(0.0);
-        if (prc == BP_PEER_TOO_SLOW) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = 0.0;  // stopped at the limit: only "over 5 s" is known
-            return 0;
-        }
-        if (prc != 0) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu failed (out of memory?)\n", pname,
-                    bp_scene_name(scene->kind), n, f);
-            return -1;
-        }
+        bm_watchdog_arm(0.0);
+        int end = bm_peer_outcome(prc, res, pname, bp_scene_name(scene->kind), n, f);
+        if (end != 0) return end > 0 ? 0 : -1;
         if (!mem && bm_compare_peer(peer, pname, ref, o->dim, boxes, n, f, frames, res) != 0) return -1;
         if (f == frames) res->checks = bp_peer_candidates(peer);
         if (bm_frame_end(res, times, f, t, frames, mem)) return 0;
@@ -104,14 +96,8 @@ static int bm_peer_frames(const bm_opts *o, bp_scene *scene, size_t n, void *pee
 // adapters' limit, so the build counts too) or a first timed frame past 5 s skips it. Returns 0,
 // or -1 on an error (message printed). With `mem`: no comparison, peak memory measured.
 static int bm_run_scene_peer(const bm_opts *o, bp_scene_kind kind, size_t n, size_t pk, bm_result *res, bm_mem *mem) {
-    memset(res, 0, sizeof *res);
-    res->outcome = BM_FAILED;
     bp_scene scene;
-    if (bp_scene_init_kind(&scene, kind, n, o->dim, o->seed) != 0) {
-        fprintf(stderr, "broadphase bench: cannot build scene %s with N = %zu (out of memory?)\n", bp_scene_name(kind),
-                n);
-        return -1;
-    }
+    if (bm_scene_start(res, &scene, o, kind, n) != 0) return -1;
     int rc = -1;
     size_t frames = (size_t)o->frames, d = (size_t)o->dim;
     float *boxes = malloc(n * 2 * d * sizeof *boxes);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "peers.h"
 
 double bm_now(void) {
     struct timespec t;
@@ -163,6 +164,25 @@ bp_status bm_reference_create(int dim, bp_method method, bp_context **ref) {
     return st;
 }
 
+int bm_peer_outcome(int prc, bm_result *res, const char *peer, const char *scene, size_t n, size_t f) {
+    if (prc == 0) return 0;
+    if (prc == BP_PEER_TOO_SLOW) {
+        res->outcome = BM_SKIPPED;
+        res->estimate_s = 0.0;  // stopped at the limit: only "over 5 s" is known
+        return 1;
+    }
+    fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu failed (out of memory?)\n", peer, scene, n, f);
+    return -1;
+}
+
+int bm_scene_start(bm_result *res, bp_scene *scene, const bm_opts *o, bp_scene_kind kind, size_t n) {
+    memset(res, 0, sizeof *res);
+    res->outcome = BM_FAILED;
+    if (bp_scene_init_kind(scene, kind, n, o->dim, o->seed) == 0) return 0;
+    fprintf(stderr, "broadphase bench: cannot build scene %s with N = %zu (out of memory?)\n", bp_scene_name(kind), n);
+    return -1;
+}
+
 void bm_mark_wrong(bm_result *res, size_t f, size_t missing, size_t extra) {
     if (!res->wrong) {
         res->wrong = true;
@@ -231,6 +251,17 @@ bp_status bm_stateless_step(bm_stateless *s, const float *boxes, size_t n, const
     return st;
 }
 
+bp_status bm_stateless_timed(bm_stateless *s, const float *boxes, size_t slots, const char *scene, size_t n, size_t f,
+                             const bp_pair **pairs, size_t *count, double *t) {
+    double t0 = bm_now();
+    bp_status st = bm_stateless_step(s, boxes, slots, pairs, count);
+    *t = bm_now() - t0;
+    if (st != BP_OK)
+        fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s\n", s->m->name, scene, n, f,
+                bp_status_string(st));
+    return st;
+}
+
 uint64_t bm_stateless_checks(const bm_stateless *s) {
     if (s->m->kind == BM_NAIVE) return s->naive.checks;
     if (s->m->kind == BM_MEMCPY) return 0;
@@ -288,14 +319,8 @@ static int bm_run_frames(const bm_opts *o, bp_scene *scene, size_t n, bm_statele
         }
         const bp_pair *pairs;
         size_t count;
-        double t0 = bm_now();
-        bp_status st = bm_stateless_step(run, boxes, n, &pairs, &count);
-        double t = bm_now() - t0;
-        if (st != BP_OK) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s\n", run->m->name, sname, n, f,
-                    bp_status_string(st));
-            return -1;
-        }
+        double t;
+        if (bm_stateless_timed(run, boxes, n, sname, n, f, &pairs, &count, &t) != BP_OK) return -1;
         if (ref && !mismatch) {
             int c = bm_check_frame(o, ref, sname, n, run->m, f, boxes, pairs, count, sc);
             if (c < 0) return -1;
@@ -312,14 +337,8 @@ static int bm_run_frames(const bm_opts *o, bp_scene *scene, size_t n, bm_statele
 // Runs one stateless method on one stateless scene/N (bench.h).
 int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_method *m, bm_result *res, bm_scratch *sc,
            bm_mem *mem) {
-    memset(res, 0, sizeof *res);
-    res->outcome = BM_FAILED;
     bp_scene scene;
-    if (bp_scene_init_kind(&scene, kind, n, o->dim, o->seed) != 0) {
-        fprintf(stderr, "broadphase bench: cannot build scene %s with N = %zu (out of memory?)\n", bp_scene_name(kind),
-                n);
-        return -1;
-    }
+    if (bm_scene_start(res, &scene, o, kind, n) != 0) return -1;
     int rc = -1;
     size_t frames = (size_t)o->frames;
     float *boxes = malloc(n * 2 * (size_t)o->dim * sizeof *boxes);

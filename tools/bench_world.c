@@ -152,11 +152,9 @@ static int bw_check_world(const bm_opts *o, bp_wref *ref, const bw_source *src, 
 // The frames of a BM_WORLD row: the scene's changes prepared, then applied (the timed calls).
 // `ref` (--check) or NULL. Returns as bm_run.
 static int bw_world_frames(const bm_opts *o, bw_source *src, size_t n, const bm_method *m, bp_wdrive *d,
-                           bp_wref *ref, double *times, bm_result *res, bm_mem *mem) {
+                           bp_wref *ref, bw_pairs *got, double *times, bm_result *res, bm_mem *mem) {
     const size_t frames = (size_t)o->frames;
-    bw_pairs got = {0};
     bool mismatch = false;
-    int rc = -1;
     for (size_t f = 0;; ++f) {
         if (f > 0) bw_step(src);
         if (src->world) {
@@ -172,12 +170,12 @@ static int bw_world_frames(const bm_opts *o, bw_source *src, size_t n, const bm_
         if (st != BP_OK) {
             fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s: %s\n", m->name,
                     bm_scene_name(src->scene), n, f, d->failed_call, bp_status_string(st));
-            break;
+            return -1;
         }
         bp_wdrive_commit(d);
         if (ref && !mismatch) {
-            int c = bw_check_world(o, ref, src, n, m->name, f, d, &got);
-            if (c < 0) break;
+            int c = bw_check_world(o, ref, src, n, m->name, f, d, got);
+            if (c < 0) return -1;
             mismatch = c > 0;
         }
         if (f == frames) {
@@ -187,13 +185,8 @@ static int bw_world_frames(const bm_opts *o, bw_source *src, size_t n, const bm_
                 res->checks = stats.checks;
             }
         }
-        if (bm_frame_end(res, times, f, t, frames, mem)) {
-            rc = mismatch ? 1 : 0;
-            break;
-        }
+        if (bm_frame_end(res, times, f, t, frames, mem)) return mismatch ? 1 : 0;
     }
-    free(got.p);
-    return rc;
 }
 
 // A BM_WORLD row: the world through the scene's changes, in batches.
@@ -204,6 +197,7 @@ static int bw_run_world_row(const bm_opts *o, bw_source *src, size_t n, const bm
     int rc = -1;
     double *times = malloc(frames * sizeof *times);
     bp_wref *ref = check ? bp_wref_create(o->dim) : NULL;
+    bw_pairs got = {0};
     bp_wdrive d;
     memset(&d, 0, sizeof d);
     if (!times || (check && !ref)) {
@@ -220,10 +214,11 @@ static int bw_run_world_row(const bm_opts *o, bw_source *src, size_t n, const bm
         fprintf(stderr, "broadphase bench: %s: cannot create a world: %s\n", m->name, bp_status_string(st));
         goto done;
     }
-    rc = bw_world_frames(o, src, n, m, &d, ref, times, res, mem);
+    rc = bw_world_frames(o, src, n, m, &d, ref, &got, times, res, mem);
 done:
     bp_wdrive_free(&d);
     bp_wref_destroy(ref);
+    free(got.p);
     free(times);
     return rc;
 }
@@ -246,12 +241,10 @@ static bool bw_keep(const bw_source *src, const bp_pair *pairs, size_t count, bw
 // The frames of a stateless row on a world scene: every box each frame, the stateless call
 // timed. `ref` (--check) or NULL. Returns as bm_run.
 static int bw_stateless_frames(const bm_opts *o, bw_source *src, size_t n, bm_stateless *run, bp_wref *ref,
-                               float *boxes, double *times, bm_result *res, bm_mem *mem) {
+                               bw_pairs *kept, float *boxes, double *times, bm_result *res, bm_mem *mem) {
     const size_t frames = (size_t)o->frames, slots = src->n;
     const bm_method *m = run->m;
-    bw_pairs kept = {0};
     bool mismatch = false;
-    int rc = -1;
     for (size_t f = 0;; ++f) {
         if (f > 0) {
             bw_step(src);
@@ -259,38 +252,28 @@ static int bw_stateless_frames(const bm_opts *o, bw_source *src, size_t n, bm_st
         }
         const bp_pair *pairs;
         size_t count;
-        double t0 = bm_now();
-        bp_status st = bm_stateless_step(run, boxes, slots, &pairs, &count);
-        double t = bm_now() - t0;
-        if (st != BP_OK) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s\n", m->name, bm_scene_name(src->scene),
-                    n, f, bp_status_string(st));
-            break;
-        }
-        if (!bw_keep(src, pairs, count, &kept)) break;
+        double t;
+        if (bm_stateless_timed(run, boxes, slots, bm_scene_name(src->scene), n, f, &pairs, &count, &t) != BP_OK)
+            return -1;
+        if (!bw_keep(src, pairs, count, kept)) return -1;
         if (ref && !mismatch) {
             if (bw_ref_frame(ref, src, f) != 0) {
                 fprintf(stderr, "broadphase bench: the reference world ran out of memory\n");
-                break;
+                return -1;
             }
-            bp_wref_sort(kept.p, kept.count);
+            bp_wref_sort(kept->p, kept->count);
             char where[200];
             bw_where(where, sizeof where, o, src->scene, n, m->name, f);
             size_t nw, missing = 0, extra = 0;
             const bp_wref_pair *want = bp_wref_pairs(ref, &nw);
-            mismatch = !bw_same(kept.p, kept.count, want, nw, "pairs", where, true, &missing, &extra);
+            mismatch = !bw_same(kept->p, kept->count, want, nw, "pairs", where, true, &missing, &extra);
         }
         if (f == frames) {
-            res->pairs = m->kind == BM_MEMCPY ? 0 : kept.count;
+            res->pairs = m->kind == BM_MEMCPY ? 0 : kept->count;
             res->checks = bm_stateless_checks(run);
         }
-        if (bm_frame_end(res, times, f, t, frames, mem)) {
-            rc = mismatch ? 1 : 0;
-            break;
-        }
+        if (bm_frame_end(res, times, f, t, frames, mem)) return mismatch ? 1 : 0;
     }
-    free(kept.p);
-    return rc;
 }
 
 // A stateless row on a world scene: every box each frame; after timing, the pairs the scene
@@ -303,6 +286,7 @@ static int bw_run_stateless_row(const bm_opts *o, bw_source *src, size_t n, cons
     float *boxes = malloc(slots * 2 * (size_t)o->dim * sizeof *boxes);
     double *times = malloc(frames * sizeof *times);
     bp_wref *ref = check ? bp_wref_create(o->dim) : NULL;
+    bw_pairs kept = {0};
     bm_stateless run;
     memset(&run, 0, sizeof run);
     if (!boxes || !times || (check && !ref)) {
@@ -316,10 +300,11 @@ static int bw_run_stateless_row(const bm_opts *o, bw_source *src, size_t n, cons
         goto done;
     }
     if (bm_stateless_init(&run, m, o, slots) != 0) goto done;
-    rc = bw_stateless_frames(o, src, n, &run, ref, boxes, times, res, mem);
+    rc = bw_stateless_frames(o, src, n, &run, ref, &kept, boxes, times, res, mem);
 done:
     bm_stateless_free(&run);
     bp_wref_destroy(ref);
+    free(kept.p);
     free(times);
     free(boxes);
     return rc;
@@ -399,16 +384,8 @@ static int bw_wpeer_frames(const bm_opts *o, bw_source *src, size_t n, void *w, 
         int prc = bw_peer_frame(w, &src->ws, f, box, vel);
         double t = bm_now() - t0;
         bm_watchdog_arm(0.0);
-        if (prc == BP_PEER_TOO_SLOW) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = 0.0;  // stopped at the limit: only "over 5 s" is known
-            return 0;
-        }
-        if (prc != 0) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu failed (out of memory?)\n", pname,
-                    bm_scene_name(src->scene), n, f);
-            return -1;
-        }
+        int end = bm_peer_outcome(prc, res, pname, bm_scene_name(src->scene), n, f);
+        if (end != 0) return end > 0 ? 0 : -1;
         const bp_wpeer_pair *lists[3];
         size_t counts[3];
         if (bp_wpeer_results(w, &lists[0], &counts[0], &lists[1], &counts[1], &lists[2], &counts[2]) != 0) {
