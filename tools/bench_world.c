@@ -321,17 +321,20 @@ int bm_run_world(const bm_opts *o, int scene, size_t n, const bm_method *m, bm_r
     return rc;
 }
 
+// Slot k of the world scene added to a world peer.
+static inline int bw_peer_add(void *w, const bp_wscene *s, size_t k, float *box) {
+    bp_wscene_box(s, k, box);
+    return bp_wpeer_add(w, (uint32_t)k, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
+                        bp_wscene_mask(s, k));
+}
+
 // One frame's calls on a world peer: the moved slots, then the dead removed and the born added
 // (the order bp_wdrive uses), then the update.
 static int bw_peer_frame(void *w, const bp_wscene *s, size_t f, float *box, float *vel) {
     const size_t d = (size_t)s->dim;
     int prc = 0;
     if (f == 0) {
-        for (size_t k = 0; k < s->n && prc == 0; ++k) {
-            bp_wscene_box(s, k, box);
-            prc = bp_wpeer_add(w, (uint32_t)k, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
-                               bp_wscene_mask(s, k));
-        }
+        for (size_t k = 0; k < s->n && prc == 0; ++k) prc = bw_peer_add(w, s, k, box);
     } else {
         for (size_t m = 0; m < s->nmoved && prc == 0; ++m) {
             size_t k = s->moved[m];
@@ -340,12 +343,7 @@ static int bw_peer_frame(void *w, const bp_wscene *s, size_t f, float *box, floa
             prc = bp_wpeer_move(w, (uint32_t)k, box, vel);
         }
         for (size_t m = 0; m < s->nrespawned && prc == 0; ++m) prc = bp_wpeer_remove(w, s->respawned[m]);
-        for (size_t m = 0; m < s->nrespawned && prc == 0; ++m) {
-            size_t k = s->respawned[m];
-            bp_wscene_box(s, k, box);
-            prc = bp_wpeer_add(w, (uint32_t)k, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
-                               bp_wscene_mask(s, k));
-        }
+        for (size_t m = 0; m < s->nrespawned && prc == 0; ++m) prc = bw_peer_add(w, s, s->respawned[m], box);
     }
     return prc == 0 ? bp_wpeer_update(w) : prc;
 }
