@@ -215,18 +215,7 @@ void bp_scene_step(bp_scene *s) {
     for (size_t i = 0; i < s->n; ++i) {
         double *pi = s->p + i * d, *vi = s->v + i * d;
         const double *hi = s->h + i * d;
-        for (size_t a = 0; a < d; ++a) {
-            double r = hi[a];
-            pi[a] += vi[a];
-            if (pi[a] - r < 0.0) {
-                pi[a] = r;
-                vi[a] = -vi[a];
-            }
-            if (pi[a] + r > w) {
-                pi[a] = w - r;
-                vi[a] = -vi[a];
-            }
-        }
+        for (size_t a = 0; a < d; ++a) bp_scene_move_axis(&pi[a], &vi[a], hi[a], w);
     }
     s->frame++;
 }

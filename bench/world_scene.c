@@ -91,17 +91,7 @@ int bp_wscene_init(bp_wscene *s, bp_wscene_kind kind, size_t count, int dim, uin
 static void bp_wscene_move(bp_wscene *s, size_t k) {
     size_t d = (size_t)s->dim;
     double *p = s->p + k * d, *v = s->v + k * d, r = s->r[k], w = s->world;
-    for (size_t a = 0; a < d; ++a) {
-        p[a] += v[a];
-        if (p[a] - r < 0.0) {
-            p[a] = r;
-            v[a] = -v[a];
-        }
-        if (p[a] + r > w) {
-            p[a] = w - r;
-            v[a] = -v[a];
-        }
-    }
+    for (size_t a = 0; a < d; ++a) bp_scene_move_axis(&p[a], &v[a], r, w);
 }
 
 void bp_wscene_step(bp_wscene *s) {
