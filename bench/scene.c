@@ -21,15 +21,18 @@ const char *bp_scene_name(bp_scene_kind kind) {
     return bp_scene_names[kind];
 }
 
-int bp_scene_from_name(const char *name, bp_scene_kind *kind) {
-    if (!name || !kind) return -1;
-    for (int k = 0; k < BP_SCENE_COUNT; ++k) {
-        if (strcmp(name, bp_scene_names[k]) == 0) {
-            *kind = (bp_scene_kind)k;
-            return 0;
-        }
-    }
+int bp_scene_name_index(const char *const *names, int count, const char *name) {
+    if (!name) return -1;
+    for (int k = 0; k < count; ++k)
+        if (strcmp(name, names[k]) == 0) return k;
     return -1;
+}
+
+int bp_scene_from_name(const char *name, bp_scene_kind *kind) {
+    int k = bp_scene_name_index(bp_scene_names, BP_SCENE_COUNT, name);
+    if (k < 0 || !kind) return -1;
+    *kind = (bp_scene_kind)k;
+    return 0;
 }
 
 uint64_t bp_scene_next(uint64_t *state) {
@@ -66,6 +69,91 @@ int bp_scene_init(bp_scene *s, const char *name, size_t n, int dim, uint64_t see
 
 static double bp_clamp(double x, double lo, double hi) {
     return x < lo ? lo : (x > hi ? hi : x);
+}
+
+// One object of a scene, drawn from *st in docs/scenes.md's order: its centre pi, velocity vi
+// and radius *r; returns true when it set its per-axis half extents hi too (sticks, plates),
+// false when they are r on every axis. centre and spread: the clusters (clustered, blobs).
+static bool bp_scene_place(bp_scene_kind kind, int dim, double w, uint64_t *st, double (*centre)[3],
+                           const double *spread, double *pi, double *vi, double *r, double *hi) {
+    const size_t d = (size_t)dim;
+    switch (kind) {
+    case BP_SCENE_UNIFORM:
+        for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(st, 1.0, w - 1.0);
+        for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(st, -0.5, 0.5);
+        *r = 1.0;
+        break;
+    case BP_SCENE_CLUSTERED:
+    case BP_SCENE_BLOBS: {
+        double f = floor(bp_scene_u01(st) * 16.0);
+        int k = f > 15.0 ? 15 : (int)f;
+        for (size_t a = 0; a < d; ++a)
+            pi[a] = bp_clamp(centre[k][a] + bp_scene_gauss(st) * spread[k], 1.0, w - 1.0);
+        for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(st, -0.5, 0.5);
+        *r = 1.0;
+        break;
+    }
+    case BP_SCENE_MIXED: {
+        double u = bp_scene_u01(st);
+        double ri = 1.0;
+        if (u < 0.01) ri = exp(bp_scene_uniform(st, log(0.5), log(25.0)));
+        for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(st, ri, w - ri);
+        for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(st, -0.5, 0.5);
+        *r = ri;
+        break;
+    }
+    case BP_SCENE_LINE:
+        pi[0] = w / 2.0;
+        for (size_t a = 1; a < d; ++a) pi[a] = bp_scene_uniform(st, 1.0, w - 1.0);
+        vi[0] = 0.0;
+        for (size_t a = 1; a < d; ++a) vi[a] = bp_scene_uniform(st, -0.5, 0.5);
+        *r = 1.0;
+        break;
+    case BP_SCENE_SEED:
+        for (size_t a = 0; a < d; ++a) pi[a] = floor(bp_scene_u01(st) * w / 2.0) + w / 4.0;
+        for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(st, -2.0, 2.0);
+        *r = 5.0;
+        break;
+    case BP_SCENE_STICKS: {
+        // The long axis first (one draw), then the centre within [h, W - h] on each axis.
+        double f = floor(bp_scene_u01(st) * (double)dim);
+        size_t ax = f > (double)(dim - 1) ? d - 1 : (size_t)f;
+        for (size_t a = 0; a < d; ++a) hi[a] = a == ax ? 20.0 : 0.4;
+        for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(st, hi[a], w - hi[a]);
+        for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(st, -0.5, 0.5);
+        *r = 20.0;
+        return true;  // per-axis half extents already set
+    }
+    case BP_SCENE_SIZES: {
+        double ri = exp(bp_scene_uniform(st, log(0.1), log(30.0)));
+        for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(st, ri, w - ri);
+        for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(st, -0.5, 0.5);
+        *r = ri;
+        break;
+    }
+    case BP_SCENE_PARETO: {
+        // Radius 0.3 times a Pareto tail of exponent 1.2, capped at a quarter of the world.
+        const double ri = fmin(0.3 * pow(1.0 - bp_scene_u01(st), -1.0 / 1.2), w / 4.0);
+        for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(st, ri, w - ri);
+        for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(st, -0.5, 0.5);
+        *r = ri;
+        break;
+    }
+    case BP_SCENE_PLATES: {
+        // One axis drawn as in sticks: in 2D the long one (half extents 10 and 0.4), in 3D
+        // the thin one (0.4 on it, 10 on the others).
+        double f = floor(bp_scene_u01(st) * (double)dim);
+        size_t ax = f > (double)(dim - 1) ? d - 1 : (size_t)f;
+        for (size_t a = 0; a < d; ++a) hi[a] = (a == ax) == (dim == 2) ? 10.0 : 0.4;
+        for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(st, hi[a], w - hi[a]);
+        for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(st, -0.5, 0.5);
+        *r = 10.0;
+        return true;  // per-axis half extents already set
+    }
+    case BP_SCENE_COUNT:
+        break;
+    }
+    return false;
 }
 
 int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint64_t seed) {
@@ -114,83 +202,8 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
     }
     for (size_t i = 0; i < n; ++i) {
         double *pi = p + i * d, *vi = v + i * d, *hi = h + i * d;
-        switch (kind) {
-        case BP_SCENE_UNIFORM:
-            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, 1.0, w - 1.0);
-            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
-            r[i] = 1.0;
-            break;
-        case BP_SCENE_CLUSTERED:
-        case BP_SCENE_BLOBS: {
-            double f = floor(bp_scene_u01(&st) * 16.0);
-            int k = f > 15.0 ? 15 : (int)f;
-            for (size_t a = 0; a < d; ++a)
-                pi[a] = bp_clamp(centre[k][a] + bp_scene_gauss(&st) * spread[k], 1.0, w - 1.0);
-            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
-            r[i] = 1.0;
-            break;
-        }
-        case BP_SCENE_MIXED: {
-            double u = bp_scene_u01(&st);
-            double ri = 1.0;
-            if (u < 0.01) ri = exp(bp_scene_uniform(&st, log(0.5), log(25.0)));
-            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, ri, w - ri);
-            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
-            r[i] = ri;
-            break;
-        }
-        case BP_SCENE_LINE:
-            pi[0] = w / 2.0;
-            for (size_t a = 1; a < d; ++a) pi[a] = bp_scene_uniform(&st, 1.0, w - 1.0);
-            vi[0] = 0.0;
-            for (size_t a = 1; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
-            r[i] = 1.0;
-            break;
-        case BP_SCENE_SEED:
-            for (size_t a = 0; a < d; ++a) pi[a] = floor(bp_scene_u01(&st) * w / 2.0) + w / 4.0;
-            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -2.0, 2.0);
-            r[i] = 5.0;
-            break;
-        case BP_SCENE_STICKS: {
-            // The long axis first (one draw), then the centre within [h, W - h] on each axis.
-            double f = floor(bp_scene_u01(&st) * (double)dim);
-            size_t ax = f > (double)(dim - 1) ? d - 1 : (size_t)f;
-            for (size_t a = 0; a < d; ++a) hi[a] = a == ax ? 20.0 : 0.4;
-            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, hi[a], w - hi[a]);
-            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
-            r[i] = 20.0;
-            continue;  // per-axis half extents already set
-        }
-        case BP_SCENE_SIZES: {
-            double ri = exp(bp_scene_uniform(&st, log(0.1), log(30.0)));
-            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, ri, w - ri);
-            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
-            r[i] = ri;
-            break;
-        }
-        case BP_SCENE_PARETO: {
-            // Radius 0.3 times a Pareto tail of exponent 1.2, capped at a quarter of the world.
-            const double ri = fmin(0.3 * pow(1.0 - bp_scene_u01(&st), -1.0 / 1.2), w / 4.0);
-            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, ri, w - ri);
-            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
-            r[i] = ri;
-            break;
-        }
-        case BP_SCENE_PLATES: {
-            // One axis drawn as in sticks: in 2D the long one (half extents 10 and 0.4), in 3D
-            // the thin one (0.4 on it, 10 on the others).
-            double f = floor(bp_scene_u01(&st) * (double)dim);
-            size_t ax = f > (double)(dim - 1) ? d - 1 : (size_t)f;
-            for (size_t a = 0; a < d; ++a) hi[a] = (a == ax) == (dim == 2) ? 10.0 : 0.4;
-            for (size_t a = 0; a < d; ++a) pi[a] = bp_scene_uniform(&st, hi[a], w - hi[a]);
-            for (size_t a = 0; a < d; ++a) vi[a] = bp_scene_uniform(&st, -0.5, 0.5);
-            r[i] = 10.0;
-            continue;  // per-axis half extents already set
-        }
-        case BP_SCENE_COUNT:
-            break;
-        }
-        for (size_t a = 0; a < d; ++a) hi[a] = r[i];  // circles and spheres: r on every axis
+        if (!bp_scene_place(kind, dim, w, &st, centre, spread, pi, vi, &r[i], hi))
+            for (size_t a = 0; a < d; ++a) hi[a] = r[i];  // circles and spheres: r on every axis
     }
     s->rng = st;
     return 0;
@@ -202,18 +215,7 @@ void bp_scene_step(bp_scene *s) {
     for (size_t i = 0; i < s->n; ++i) {
         double *pi = s->p + i * d, *vi = s->v + i * d;
         const double *hi = s->h + i * d;
-        for (size_t a = 0; a < d; ++a) {
-            double r = hi[a];
-            pi[a] += vi[a];
-            if (pi[a] - r < 0.0) {
-                pi[a] = r;
-                vi[a] = -vi[a];
-            }
-            if (pi[a] + r > w) {
-                pi[a] = w - r;
-                vi[a] = -vi[a];
-            }
-        }
+        for (size_t a = 0; a < d; ++a) bp_scene_move_axis(&pi[a], &vi[a], hi[a], w);
     }
     s->frame++;
 }

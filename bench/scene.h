@@ -52,11 +52,29 @@ const char *bp_scene_name(bp_scene_kind kind);
 /// Parses a scene name. Returns 0 on success, -1 for an unknown name.
 int bp_scene_from_name(const char *name, bp_scene_kind *kind);
 
+/// The index of `name` in names[count] (a name table indexed by kind), or -1 when it is not
+/// there or NULL; for bp_scene_from_name and bp_wscene_from_name.
+int bp_scene_name_index(const char *const *names, int count, const char *name);
+
 /// splitmix64 and the draws of docs/scenes.md, exposed for tests.
 uint64_t bp_scene_next(uint64_t *state);
 double bp_scene_u01(uint64_t *state);
 double bp_scene_uniform(uint64_t *state, double a, double b);
 double bp_scene_gauss(uint64_t *state);
+
+/// docs/scenes.md's move on one axis: x += v, then a bounce off each wall of [0, w] for an object
+/// of half extent r (placed against the wall, velocity reversed).
+static inline void bp_scene_move_axis(double *x, double *v, double r, double w) {
+    *x += *v;
+    if (*x - r < 0.0) {
+        *x = r;
+        *v = -*v;
+    }
+    if (*x + r > w) {
+        *x = w - r;
+        *v = -*v;
+    }
+}
 
 /// Builds frame 0 of the scene `name` with n objects in dimension dim (2 or 3) from `seed`
 /// (docs/scenes.md's default seed is 1). Returns 0, or -1 for an unknown name, bad dim, n == 0 or

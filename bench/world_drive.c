@@ -143,14 +143,17 @@ size_t bp_wdrive_user_pairs(const bp_world_pairs *pairs, bp_wref_pair **buf, siz
     return pairs->count;
 }
 
-int bp_wdrive_ref_wscene_start(bp_wref *ref, const bp_wscene *s) {
+// Slot k of the world scene added to the reference world (its serial, box, kind and filter).
+static int ref_add_slot(bp_wref *ref, const bp_wscene *s, size_t k) {
     float box[6];
-    for (size_t k = 0; k < s->n; ++k) {
-        bp_wscene_box(s, k, box);
-        if (bp_wref_add(ref, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
-                        bp_wscene_mask(s, k)) != 0)
-            return -1;
-    }
+    bp_wscene_box(s, k, box);
+    return bp_wref_add(ref, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
+                       bp_wscene_mask(s, k));
+}
+
+int bp_wdrive_ref_wscene_start(bp_wref *ref, const bp_wscene *s) {
+    for (size_t k = 0; k < s->n; ++k)
+        if (ref_add_slot(ref, s, k) != 0) return -1;
     return bp_wref_update(ref) == 0 ? 0 : -1;
 }
 
@@ -160,14 +163,8 @@ int bp_wdrive_ref_wscene_step(bp_wref *ref, const bp_wscene *s) {
         bp_wscene_box(s, s->moved[m], box);
         if (bp_wref_move(ref, s->serial[s->moved[m]], box) != 0) return -1;
     }
-    for (size_t m = 0; m < s->nrespawned; ++m) {
-        size_t k = s->respawned[m];
-        bp_wscene_box(s, k, box);
-        if (bp_wref_remove(ref, s->dead[m]) != 0 ||
-            bp_wref_add(ref, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
-                        bp_wscene_mask(s, k)) != 0)
-            return -1;
-    }
+    for (size_t m = 0; m < s->nrespawned; ++m)
+        if (bp_wref_remove(ref, s->dead[m]) != 0 || ref_add_slot(ref, s, s->respawned[m]) != 0) return -1;
     return bp_wref_update(ref) == 0 ? 0 : -1;
 }
 

@@ -19,14 +19,10 @@ const char *bp_wscene_name(bp_wscene_kind kind) {
 }
 
 int bp_wscene_from_name(const char *name, bp_wscene_kind *kind) {
-    if (!name || !kind) return -1;
-    for (int k = 0; k < BP_WSCENE_COUNT; ++k) {
-        if (strcmp(name, bp_wscene_names[k]) == 0) {
-            *kind = (bp_wscene_kind)k;
-            return 0;
-        }
-    }
-    return -1;
+    int k = bp_scene_name_index(bp_wscene_names, BP_WSCENE_COUNT, name);
+    if (k < 0 || !kind) return -1;
+    *kind = (bp_wscene_kind)k;
+    return 0;
 }
 
 // A bullet's draws (at frame 0 and whenever one is reborn): p then v.
@@ -95,17 +91,7 @@ int bp_wscene_init(bp_wscene *s, bp_wscene_kind kind, size_t count, int dim, uin
 static void bp_wscene_move(bp_wscene *s, size_t k) {
     size_t d = (size_t)s->dim;
     double *p = s->p + k * d, *v = s->v + k * d, r = s->r[k], w = s->world;
-    for (size_t a = 0; a < d; ++a) {
-        p[a] += v[a];
-        if (p[a] - r < 0.0) {
-            p[a] = r;
-            v[a] = -v[a];
-        }
-        if (p[a] + r > w) {
-            p[a] = w - r;
-            v[a] = -v[a];
-        }
-    }
+    for (size_t a = 0; a < d; ++a) bp_scene_move_axis(&p[a], &v[a], r, w);
 }
 
 void bp_wscene_step(bp_wscene *s) {

@@ -28,6 +28,23 @@
 
 #include "broadphase.h"
 
+// Export control, as BP_API in broadphase.h: the shared library is built with hidden visibility
+// and BP_MPI_BUILDING, so that only these declarations are exported; a static build defines
+// BP_MPI_STATIC (CMake does it for the library's consumers).
+#if defined(BP_MPI_STATIC)
+#define BP_MPI_API
+#elif defined(_WIN32)
+#if defined(BP_MPI_BUILDING)
+#define BP_MPI_API __declspec(dllexport)
+#else
+#define BP_MPI_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) && defined(BP_MPI_BUILDING)
+#define BP_MPI_API __attribute__((visibility("default")))
+#else
+#define BP_MPI_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -71,17 +88,17 @@ typedef struct bp_mpi_def {
 } bp_mpi_def;
 
 /// The defaults: MPI_COMM_WORLD, 2D, AUTO, one worker, C allocator, threshold 0.25, automatic sample.
-bp_mpi_def bp_mpi_default_def(void);
+BP_MPI_API bp_mpi_def bp_mpi_default_def(void);
 
 typedef struct bp_mpi_context bp_mpi_context;
 
 /// Creates a context on def->comm (collective; MPI must be initialised). Errors: BP_ERR_NULL,
 /// BP_ERR_INVALID_ARG (a bad field, or fields that differ between ranks), BP_ERR_UNSUPPORTED,
 /// BP_ERR_NOMEM. On error *out is NULL on every rank.
-bp_status bp_mpi_create(const bp_mpi_def *def, bp_mpi_context **out);
+BP_MPI_API bp_status bp_mpi_create(const bp_mpi_def *def, bp_mpi_context **out);
 
 /// Frees the context (collective: it frees its duplicated communicator). NULL is ignored.
-void bp_mpi_destroy(bp_mpi_context *ctx);
+BP_MPI_API void bp_mpi_destroy(bp_mpi_context *ctx);
 
 /// This frame's objects of this rank: n boxes and their global ids (unique over all ranks;
 /// not checked, which would take a global sort). n may be 0 (boxes and ids may then be NULL).
@@ -92,18 +109,18 @@ void bp_mpi_destroy(bp_mpi_context *ctx);
 /// Errors (the same on every rank): BP_ERR_NULL, BP_ERR_DIMENSION, BP_ERR_TOO_MANY,
 /// BP_ERR_NONFINITE, BP_ERR_INVERTED_BOX, BP_ERR_NOMEM. On error *out is empty and the context
 /// stays usable (its decomposition is kept).
-bp_status bp_mpi_find_pairs2(bp_mpi_context *ctx, const bp_box2 *boxes, const uint64_t *ids, size_t n,
-                             bp_mpi_pairs *out);
+BP_MPI_API bp_status bp_mpi_find_pairs2(bp_mpi_context *ctx, const bp_box2 *boxes, const uint64_t *ids, size_t n,
+                                        bp_mpi_pairs *out);
 /// The 3D form of bp_mpi_find_pairs2.
-bp_status bp_mpi_find_pairs3(bp_mpi_context *ctx, const bp_box3 *boxes, const uint64_t *ids, size_t n,
-                             bp_mpi_pairs *out);
+BP_MPI_API bp_status bp_mpi_find_pairs3(bp_mpi_context *ctx, const bp_box3 *boxes, const uint64_t *ids, size_t n,
+                                        bp_mpi_pairs *out);
 /// As bp_mpi_find_pairs2, with this rank's pairs given to `fn` in batches. Additional error:
 /// BP_ERR_STOPPED (on every rank) when fn returned false on some rank.
-bp_status bp_mpi_find_pairs2_cb(bp_mpi_context *ctx, const bp_box2 *boxes, const uint64_t *ids, size_t n,
-                                bp_mpi_pair_fn *fn, void *user);
+BP_MPI_API bp_status bp_mpi_find_pairs2_cb(bp_mpi_context *ctx, const bp_box2 *boxes, const uint64_t *ids, size_t n,
+                                           bp_mpi_pair_fn *fn, void *user);
 /// The 3D form of bp_mpi_find_pairs2_cb.
-bp_status bp_mpi_find_pairs3_cb(bp_mpi_context *ctx, const bp_box3 *boxes, const uint64_t *ids, size_t n,
-                                bp_mpi_pair_fn *fn, void *user);
+BP_MPI_API bp_status bp_mpi_find_pairs3_cb(bp_mpi_context *ctx, const bp_box3 *boxes, const uint64_t *ids, size_t n,
+                                           bp_mpi_pair_fn *fn, void *user);
 
 /// The caller's decomposition: a grid of counts[0] x counts[1] (x counts[2] in 3D) regions,
 /// their product the number of ranks, cut by `cuts`: counts[0] - 1 ascending x cuts, then
@@ -113,17 +130,17 @@ bp_status bp_mpi_find_pairs3_cb(bp_mpi_context *ctx, const bp_box3 *boxes, const
 /// bp_mpi_set_grid; counts NULL returns to the balanced default (recomputed at the next frame).
 /// Errors (on every rank): BP_ERR_NULL, BP_ERR_INVALID_ARG (a product other than the rank count,
 /// cuts not finite or not ascending, or grids that differ between ranks), BP_ERR_NOMEM.
-bp_status bp_mpi_set_grid(bp_mpi_context *ctx, const int *counts, const float *cuts);
+BP_MPI_API bp_status bp_mpi_set_grid(bp_mpi_context *ctx, const int *counts, const float *cuts);
 
 /// Local: the rank whose region holds `point` (dimension floats), under the current
 /// decomposition; for callers that move their objects' ownership with the library's regions.
 /// Errors: BP_ERR_NULL, BP_ERR_NONFINITE, BP_ERR_NO_BOXES (no decomposition yet: the balanced
 /// default is made by the first find call).
-bp_status bp_mpi_rank_of(const bp_mpi_context *ctx, const float *point, int *rank);
+BP_MPI_API bp_status bp_mpi_rank_of(const bp_mpi_context *ctx, const float *point, int *rank);
 
 /// Local: the region of `rank` as lo[dimension], hi[dimension] (half-open, lo <= x < hi;
 /// +-infinity at the outer faces). Errors: BP_ERR_NULL, BP_ERR_INVALID_ARG, BP_ERR_NO_BOXES.
-bp_status bp_mpi_get_region(const bp_mpi_context *ctx, int rank, float *lo, float *hi);
+BP_MPI_API bp_status bp_mpi_get_region(const bp_mpi_context *ctx, int rank, float *lo, float *hi);
 
 /// What the last find call did, on this rank (the global fields are the same on every rank).
 typedef struct bp_mpi_stats {
@@ -146,7 +163,7 @@ typedef struct bp_mpi_stats {
 } bp_mpi_stats;
 
 /// Local: the statistics of the last find call. BP_ERR_NULL on NULL.
-bp_status bp_mpi_get_stats(const bp_mpi_context *ctx, bp_mpi_stats *stats);
+BP_MPI_API bp_status bp_mpi_get_stats(const bp_mpi_context *ctx, bp_mpi_stats *stats);
 
 #ifdef __cplusplus
 }

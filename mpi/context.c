@@ -11,16 +11,9 @@
 #define BPM_DEF_MADE 0x42504446u
 
 bp_mpi_def bp_mpi_default_def(void) {
-    bp_mpi_def def;
-    memset(&def, 0, sizeof def);
-    def.comm = MPI_COMM_WORLD;
-    def.dimension = 2;
-    def.method = BP_METHOD_AUTO;
-    def.workers = 1;
-    def.rebalance_threshold = 0.25f;
-    def.sample = 0;
-    def.internal_value = BPM_DEF_MADE;
-    return def;
+    // Every field not named is zero: the C library's allocator, the automatic sample.
+    return (bp_mpi_def){.comm = MPI_COMM_WORLD, .dimension = 2, .method = BP_METHOD_AUTO, .workers = 1,
+                        .rebalance_threshold = 0.25f, .internal_value = BPM_DEF_MADE};
 }
 
 void *bpm_alloc(bp_mpi_context *ctx, size_t bytes) {

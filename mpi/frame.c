@@ -212,63 +212,64 @@ static size_t stable_count(bp_mpi_context *ctx, size_t nl) {
     return nc;
 }
 
-bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids, size_t n, int dim,
-                   bp_mpi_pair_fn *fn, void *user, bp_mpi_pairs *out) {
-    const double t_start = now();
-    timer t = {0, 0};
-    const int P = ctx->ranks, me = ctx->rank;
-    const size_t F = (size_t)(2 * ctx->dim), rec = ctx->rec_bytes;
-    if (out) out->pairs = NULL, out->count = 0;
-    const uint32_t decompositions = ctx->stats.decompositions;
-    memset(&ctx->stats, 0, sizeof ctx->stats);
-    ctx->stats.decompositions = decompositions;
+// What one frame carries from step to step.
+typedef struct frame {
+    timer t;
+    const float *boxes;
+    const uint64_t *ids;
+    size_t n;
+    int dim;
+    size_t kept, nout;     // step 3: boxes kept here (first in lboxes), copies to send
+    size_t nrecv, nl, nc;  // step 4: copies received, real boxes here, boxes given to the core
+    size_t npairs, nfwd;   // steps 5 and 6: pairs reported here, pairs forwarded
+} frame;
 
-    // 1. Arguments and boxes (a failure here still takes part in the agreement below).
-    bp_status st = BP_OK;
-    if (!out && !fn) st = BP_ERR_NULL;
-    else if (n > 0 && (!boxes || !ids)) st = BP_ERR_NULL;
-    else if (dim != ctx->dim) st = BP_ERR_DIMENSION;
-    else if (n > BP_MAX_BOXES) st = BP_ERR_TOO_MANY;
+// Step 1: the arguments (a failure still takes part in the agreements that follow).
+static bp_status check_args(const bp_mpi_context *ctx, const frame *fr, bp_mpi_pair_fn *fn,
+                            const bp_mpi_pairs *out) {
+    if (!out && !fn) return BP_ERR_NULL;
+    if (fr->n > 0 && (!fr->boxes || !fr->ids)) return BP_ERR_NULL;
+    if (fr->dim != ctx->dim) return BP_ERR_DIMENSION;
+    if (fr->n > BP_MAX_BOXES) return BP_ERR_TOO_MANY;
+    return BP_OK;
+}
 
-    // 2. The decomposition. have_decomp, rebalance and user_grid change only collectively, so
-    //    every rank takes this branch together. Its sample must come from checked boxes; on
-    //    other frames the boxes are checked while they are sorted out.
-    bool checked = false;
-    if (!ctx->have_decomp || (ctx->rebalance && !ctx->user_grid)) {
-        if (st == BP_OK) st = check_boxes(boxes, n, dim);
-        checked = true;
-        st = decompose(ctx, &t, boxes, n, dim, st);
-        if (st != BP_OK) goto fail;
-    }
-
-    // 3. Sort the boxes out. Most boxes of a rank whose objects live in its region lie inside
-    //    it: one test keeps them; the others descend the tree to every region they overlap.
-    size_t kept = 0, nout = 0;
-    memset(ctx->scount, 0, (size_t)P * sizeof(int));
+// Step 3: sorts the boxes out (kept here, or copies for the ranks whose regions they overlap)
+// and packs the copies by destination. Most boxes of a rank whose objects live in its region lie
+// inside it: one test keeps them; the others descend the tree to every region they overlap.
+static bp_status sort_out_all(bp_mpi_context *ctx, frame *fr, bool checked, bp_status st) {
+    const size_t F = (size_t)(2 * ctx->dim), rec = ctx->rec_bytes, n = fr->n;
+    fr->kept = fr->nout = 0;
+    memset(ctx->scount, 0, (size_t)ctx->ranks * sizeof(int));
     if (st == BP_OK) {
         st = bpm_reserve(ctx, (void **)&ctx->lboxes, &ctx->lboxes_cap, n * F, sizeof(float));
         if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lids, &ctx->lids_cap, n, sizeof(uint64_t));
         if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->linside, &ctx->linside_cap, n, sizeof(uint8_t));
     }
     if (st == BP_OK)
-        st = dim == 2 ? sort_out(ctx, boxes, ids, n, 2, checked, &kept, &nout)
-                      : sort_out(ctx, boxes, ids, n, 3, checked, &kept, &nout);
-    if (st == BP_OK) st = send_layout(ctx, nout);
-    if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->sendbuf, &ctx->sendbuf_cap, nout, rec);
+        st = fr->dim == 2 ? sort_out(ctx, fr->boxes, fr->ids, n, 2, checked, &fr->kept, &fr->nout)
+                          : sort_out(ctx, fr->boxes, fr->ids, n, 3, checked, &fr->kept, &fr->nout);
+    if (st == BP_OK) st = send_layout(ctx, fr->nout);
+    if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->sendbuf, &ctx->sendbuf_cap, fr->nout, rec);
     if (st == BP_OK) {
         int32_t *at = ctx->dests;  // each destination's cursor
-        for (int r = 0; r < P; ++r) at[r] = ctx->sdispl[r];
-        for (size_t k = 0; k < nout; ++k) {
+        for (int r = 0; r < ctx->ranks; ++r) at[r] = ctx->sdispl[r];
+        for (size_t k = 0; k < fr->nout; ++k) {
             const uint32_t i = ctx->outgoing[2 * k];
             unsigned char *p = ctx->sendbuf + (size_t)at[ctx->outgoing[2 * k + 1]]++ * rec;
-            memcpy(p, boxes + i * F, F * sizeof(float));
-            memcpy(p + F * sizeof(float), &ids[i], sizeof(uint64_t));
+            memcpy(p, fr->boxes + i * F, F * sizeof(float));
+            memcpy(p + F * sizeof(float), &fr->ids[i], sizeof(uint64_t));
         }
     }
+    return st;
+}
 
-    // 4. The copies: counts (with every rank's status), room agreed, then the records.
-    st = exchange_counts(ctx, &t, st);
-    if (st != BP_OK) goto fail;
+// Step 4: the copies: counts (with every rank's status), room agreed, then the records, placed
+// after the kept boxes; then the copies of real boxes that keep the core's count.
+static bp_status exchange_ghosts(bp_mpi_context *ctx, frame *fr, bp_status st) {
+    const size_t F = (size_t)(2 * ctx->dim), rec = ctx->rec_bytes, kept = fr->kept;
+    st = exchange_counts(ctx, &fr->t, st);
+    if (st != BP_OK) return st;
     size_t nrecv = 0;
     st = receive_layout(ctx, &nrecv);
     if (st == BP_OK && kept + nrecv > BP_MAX_BOXES) st = BP_ERR_TOO_MANY;
@@ -277,13 +278,13 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lboxes, &ctx->lboxes_cap, nc * F, sizeof(float));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lids, &ctx->lids_cap, nl, sizeof(uint64_t));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->lowner, &ctx->lowner_cap, nrecv, sizeof(int32_t));
-    st = agree(ctx, &t, st);
-    if (st != BP_OK) goto fail;
+    st = agree(ctx, &fr->t, st);
+    if (st != BP_OK) return st;
     double t0 = now();
     MPI_Alltoallv(ctx->sendbuf, ctx->scount, ctx->sdispl, ctx->box_type, ctx->recvbuf, ctx->rcount, ctx->rdispl,
                   ctx->box_type, ctx->comm);
-    t.mpi += now() - t0;
-    for (int r = 0; r < P; ++r)
+    fr->t.mpi += now() - t0;
+    for (int r = 0; r < ctx->ranks; ++r)
         for (int k = 0; k < ctx->rcount[r]; ++k) {
             const unsigned char *p = ctx->recvbuf + (size_t)(ctx->rdispl[r] + k) * rec;
             const size_t at = kept + (size_t)ctx->rdispl[r] + (size_t)k;
@@ -295,123 +296,172 @@ bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids,
         }
     for (size_t k = nl; k < nc; ++k)  // the copies that keep the core's count
         memcpy(ctx->lboxes + k * F, ctx->lboxes + ((k - nl) * nl / (nc - nl)) * F, F * sizeof(float));
-    ctx->stats.objects = n;
+    fr->nrecv = nrecv, fr->nl = nl, fr->nc = nc;
+    ctx->stats.objects = fr->n;
     ctx->stats.kept = kept;
-    ctx->stats.ghosts_sent = nout;
+    ctx->stats.ghosts_sent = fr->nout;
     ctx->stats.ghosts_received = nrecv;
-    ctx->stats.bytes_sent += nout * rec;
+    ctx->stats.bytes_sent += fr->nout * rec;
     ctx->stats.bytes_received += nrecv * rec;
+    return BP_OK;
+}
 
-    // 5. The pairs among the boxes here; this region finds those whose intersection's lower
-    //    corner (the larger of the two mins on each axis) it holds.
+// Step 5's filter: of the core's pairs, those whose intersection's lower corner (the larger of
+// the two mins on each axis) this region holds, kept here or queued for the rank that reports
+// them (the one that passed the smaller id).
+static void keep_pairs(bp_mpi_context *ctx, frame *fr, const bp_pairs *cp) {
+    const int me = ctx->rank, dim = fr->dim;
+    const size_t F = (size_t)(2 * dim), nl = fr->nl, kept = fr->kept;
+    const float *lo = ctx->decomp.lo + 3 * me, *hi = ctx->decomp.hi + 3 * me;
+    const float *lb = ctx->lboxes;
+    size_t npairs = 0, nfwd = 0, nreal = 0;
+    for (size_t k = 0; k < cp->count; ++k) {
+        const uint32_t i = cp->pairs[k].i, j = cp->pairs[k].j;
+        if (i >= nl || j >= nl) continue;  // a copy
+        ++nreal;
+        // Two boxes inside the region meet inside it: no test, no box to read.
+        if (!(i < kept && j < kept && ctx->linside[i] & ctx->linside[j])) {
+            bool mine = true;
+            for (int a = 0; a < dim; ++a) {
+                const float x = lb[i * F + a] > lb[j * F + a] ? lb[i * F + a] : lb[j * F + a];
+                mine &= (x >= lo[a]) & (x < hi[a]);
+            }
+            if (!mine) continue;
+        }
+        const uint64_t ia = ctx->lids[i], ib = ctx->lids[j];
+        if (ia == ib) continue;  // the same id twice: the caller broke uniqueness
+        const bp_mpi_pair pr = ia < ib ? (bp_mpi_pair){ia, ib} : (bp_mpi_pair){ib, ia};
+        const uint32_t o = ia < ib ? i : j;
+        const int owner = o < kept ? me : ctx->lowner[o - kept];
+        if (owner == me) {
+            ctx->pairs[npairs++] = pr;
+        } else {
+            ctx->fwd[nfwd] = pr;
+            ctx->fwd_dest[nfwd++] = owner;
+            ctx->scount[owner]++;
+        }
+    }
+    fr->npairs = npairs, fr->nfwd = nfwd;
+    ctx->stats.pairs_found = nreal;
+    ctx->stats.pairs_forwarded = nfwd;
+}
+
+// Step 5: the core's pairs among the boxes here, filtered (keep_pairs), the forwarded ones
+// packed by destination.
+static bp_status find_here(bp_mpi_context *ctx, frame *fr) {
     bp_pairs cp = {NULL, 0};
-    t0 = now();
-    st = dim == 2 ? bp_find_pairs2(ctx->core, (const bp_box2 *)(const void *)ctx->lboxes, nc, &cp)
-                  : bp_find_pairs3(ctx->core, (const bp_box3 *)(const void *)ctx->lboxes, nc, &cp);
-    t.core += now() - t0;
-    ctx->core_n = st == BP_OK ? nc : 0;
+    double t0 = now();
+    bp_status st = fr->dim == 2 ? bp_find_pairs2(ctx->core, (const bp_box2 *)(const void *)ctx->lboxes, fr->nc, &cp)
+                                : bp_find_pairs3(ctx->core, (const bp_box3 *)(const void *)ctx->lboxes, fr->nc, &cp);
+    fr->t.core += now() - t0;
+    ctx->core_n = st == BP_OK ? fr->nc : 0;
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->pairs, &ctx->pairs_cap, cp.count, sizeof(bp_mpi_pair));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->fwd, &ctx->fwd_cap, cp.count, sizeof(bp_mpi_pair));
     if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->fwd_dest, &ctx->fwd_dest_cap, cp.count, sizeof(int32_t));
-    size_t npairs = 0, nfwd = 0, nreal = 0;
-    memset(ctx->scount, 0, (size_t)P * sizeof(int));
+    fr->npairs = fr->nfwd = 0;
+    memset(ctx->scount, 0, (size_t)ctx->ranks * sizeof(int));
     if (st == BP_OK) {
-        const float *lo = ctx->decomp.lo + 3 * me, *hi = ctx->decomp.hi + 3 * me;
-        const float *lb = ctx->lboxes;
-        for (size_t k = 0; k < cp.count; ++k) {
-            const uint32_t i = cp.pairs[k].i, j = cp.pairs[k].j;
-            if (i >= nl || j >= nl) continue;  // a copy
-            ++nreal;
-            // Two boxes inside the region meet inside it: no test, no box to read.
-            if (!(i < kept && j < kept && ctx->linside[i] & ctx->linside[j])) {
-                bool mine = true;
-                for (int a = 0; a < dim; ++a) {
-                    const float x = lb[i * F + a] > lb[j * F + a] ? lb[i * F + a] : lb[j * F + a];
-                    mine &= (x >= lo[a]) & (x < hi[a]);
-                }
-                if (!mine) continue;
-            }
-            const uint64_t ia = ctx->lids[i], ib = ctx->lids[j];
-            if (ia == ib) continue;  // the same id twice: the caller broke uniqueness
-            const bp_mpi_pair pr = ia < ib ? (bp_mpi_pair){ia, ib} : (bp_mpi_pair){ib, ia};
-            const uint32_t o = ia < ib ? i : j;
-            const int owner = o < kept ? me : ctx->lowner[o - kept];
-            if (owner == me) {
-                ctx->pairs[npairs++] = pr;
-            } else {
-                ctx->fwd[nfwd] = pr;
-                ctx->fwd_dest[nfwd++] = owner;
-                ctx->scount[owner]++;
-            }
-        }
-        ctx->stats.pairs_found = nreal;
-        ctx->stats.pairs_forwarded = nfwd;
-        st = send_layout(ctx, nfwd);
+        keep_pairs(ctx, fr, &cp);
+        st = send_layout(ctx, fr->nfwd);
     }
-    if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->fwd_send, &ctx->fwd_send_cap, nfwd, sizeof(bp_mpi_pair));
+    if (st == BP_OK)
+        st = bpm_reserve(ctx, (void **)&ctx->fwd_send, &ctx->fwd_send_cap, fr->nfwd, sizeof(bp_mpi_pair));
     if (st == BP_OK) {
         int32_t *at = ctx->dests;
-        for (int r = 0; r < P; ++r) at[r] = ctx->sdispl[r];
-        for (size_t k = 0; k < nfwd; ++k) ctx->fwd_send[at[ctx->fwd_dest[k]]++] = ctx->fwd[k];
+        for (int r = 0; r < ctx->ranks; ++r) at[r] = ctx->sdispl[r];
+        for (size_t k = 0; k < fr->nfwd; ++k) ctx->fwd_send[at[ctx->fwd_dest[k]]++] = ctx->fwd[k];
     }
+    return st;
+}
 
-    // 6. Forward the pairs to their reporting ranks.
-    st = exchange_counts(ctx, &t, st);
-    if (st != BP_OK) goto fail;
+// Step 6: the forwarded pairs to their reporting ranks, appended to theirs.
+static bp_status forward_pairs(bp_mpi_context *ctx, frame *fr, bp_status st) {
+    st = exchange_counts(ctx, &fr->t, st);
+    if (st != BP_OK) return st;
     size_t nin = 0;
     st = receive_layout(ctx, &nin);
-    if (st == BP_OK) st = bpm_reserve(ctx, (void **)&ctx->pairs, &ctx->pairs_cap, npairs + nin, sizeof(bp_mpi_pair));
-    st = agree(ctx, &t, st);
-    if (st != BP_OK) goto fail;
-    t0 = now();
-    MPI_Alltoallv(ctx->fwd_send, ctx->scount, ctx->sdispl, ctx->pair_type, ctx->pairs + npairs, ctx->rcount,
+    if (st == BP_OK)
+        st = bpm_reserve(ctx, (void **)&ctx->pairs, &ctx->pairs_cap, fr->npairs + nin, sizeof(bp_mpi_pair));
+    st = agree(ctx, &fr->t, st);
+    if (st != BP_OK) return st;
+    double t0 = now();
+    MPI_Alltoallv(ctx->fwd_send, ctx->scount, ctx->sdispl, ctx->pair_type, ctx->pairs + fr->npairs, ctx->rcount,
                   ctx->rdispl, ctx->pair_type, ctx->comm);
-    t.mpi += now() - t0;
-    ctx->stats.bytes_sent += nfwd * sizeof(bp_mpi_pair);
+    fr->t.mpi += now() - t0;
+    ctx->stats.bytes_sent += fr->nfwd * sizeof(bp_mpi_pair);
     ctx->stats.bytes_received += nin * sizeof(bp_mpi_pair);
-    npairs += nin;
+    fr->npairs += nin;
+    return BP_OK;
+}
 
-    // 7. Deliver; then one gather of (load, status): the verdict on a stopped callback and the
-    //    load that decides the next frame's rebalance, the same numbers on every rank.
+// Step 7: delivers to fn, then one gather of (load, status): the verdict on a stopped callback
+// and the load that decides the next frame's rebalance, the same numbers on every rank.
+static bp_status deliver(bp_mpi_context *ctx, frame *fr, bp_mpi_pair_fn *fn, void *user) {
+    const int P = ctx->ranks;
+    bp_status st = BP_OK;
     if (fn) {
-        for (size_t k = 0; k < npairs; k += BPM_BATCH) {
-            const size_t c = npairs - k < BPM_BATCH ? npairs - k : BPM_BATCH;
+        for (size_t k = 0; k < fr->npairs; k += BPM_BATCH) {
+            const size_t c = fr->npairs - k < BPM_BATCH ? fr->npairs - k : BPM_BATCH;
             if (!fn(ctx->pairs + k, c, user)) {
                 st = BP_ERR_STOPPED;
                 break;
             }
         }
     }
-    {
-        int64_t mine[2] = {(int64_t)nl, (int64_t)st};
-        t0 = now();
-        MPI_Allgather(mine, 2, MPI_INT64_T, ctx->rinfo, 2, MPI_INT64_T, ctx->comm);
-        t.mpi += now() - t0;
-        ctx->stats.bytes_sent += 16u * (uint64_t)(P - 1);
-        ctx->stats.bytes_received += 16u * (uint64_t)(P - 1);
-        int64_t max = 0, sum = 0;
-        for (int r = 0; r < P; ++r) {
-            const int64_t load = ctx->rinfo[2 * r];
-            if (load > max) max = load;
-            sum += load;
-            if (ctx->rinfo[2 * r + 1] < st) st = (bp_status)ctx->rinfo[2 * r + 1];
-        }
-        ctx->stats.imbalance = sum > 0 ? (double)max * P / (double)sum - 1.0 : 0.0;
-        if (!ctx->user_grid && ctx->stats.imbalance > ctx->def.rebalance_threshold) ctx->rebalance = true;
+    int64_t mine[2] = {(int64_t)fr->nl, (int64_t)st};
+    double t0 = now();
+    MPI_Allgather(mine, 2, MPI_INT64_T, ctx->rinfo, 2, MPI_INT64_T, ctx->comm);
+    fr->t.mpi += now() - t0;
+    ctx->stats.bytes_sent += 16u * (uint64_t)(P - 1);
+    ctx->stats.bytes_received += 16u * (uint64_t)(P - 1);
+    int64_t max = 0, sum = 0;
+    for (int r = 0; r < P; ++r) {
+        const int64_t load = ctx->rinfo[2 * r];
+        if (load > max) max = load;
+        sum += load;
+        if (ctx->rinfo[2 * r + 1] < st) st = (bp_status)ctx->rinfo[2 * r + 1];
     }
-    if (st != BP_OK) goto fail;
-    ctx->stats.pairs = npairs;
-    if (out) out->pairs = ctx->pairs, out->count = npairs;
-    ctx->stats.seconds_mpi = t.mpi;
-    ctx->stats.seconds_core = t.core;
-    ctx->stats.seconds_local = now() - t_start - t.mpi;
-    return BP_OK;
-
-fail:
-    if (out) out->pairs = NULL, out->count = 0;
-    ctx->stats.pairs = 0;
-    ctx->stats.seconds_mpi = t.mpi;
-    ctx->stats.seconds_core = t.core;
-    ctx->stats.seconds_local = now() - t_start - t.mpi;
+    ctx->stats.imbalance = sum > 0 ? (double)max * P / (double)sum - 1.0 : 0.0;
+    if (!ctx->user_grid && ctx->stats.imbalance > ctx->def.rebalance_threshold) ctx->rebalance = true;
     return st;
+}
+
+// The frame's result and times, after success or failure (then no pairs).
+static bp_status finish(bp_mpi_context *ctx, const frame *fr, double t_start, bp_mpi_pairs *out, bp_status st) {
+    const size_t npairs = st == BP_OK ? fr->npairs : 0;
+    if (out) out->pairs = st == BP_OK ? ctx->pairs : NULL, out->count = npairs;
+    ctx->stats.pairs = npairs;
+    ctx->stats.seconds_mpi = fr->t.mpi;
+    ctx->stats.seconds_core = fr->t.core;
+    ctx->stats.seconds_local = now() - t_start - fr->t.mpi;
+    return st;
+}
+
+bp_status bpm_find(bp_mpi_context *ctx, const float *boxes, const uint64_t *ids, size_t n, int dim,
+                   bp_mpi_pair_fn *fn, void *user, bp_mpi_pairs *out) {
+    const double t_start = now();
+    frame fr = {{0, 0}, boxes, ids, n, dim, 0, 0, 0, 0, 0, 0, 0};
+    if (out) out->pairs = NULL, out->count = 0;
+    const uint32_t decompositions = ctx->stats.decompositions;
+    memset(&ctx->stats, 0, sizeof ctx->stats);
+    ctx->stats.decompositions = decompositions;
+
+    bp_status st = check_args(ctx, &fr, fn, out);
+    // 2. The decomposition. have_decomp, rebalance and user_grid change only collectively, so
+    //    every rank takes this branch together. Its sample must come from checked boxes; on
+    //    other frames the boxes are checked while they are sorted out.
+    bool checked = false;
+    if (!ctx->have_decomp || (ctx->rebalance && !ctx->user_grid)) {
+        if (st == BP_OK) st = check_boxes(boxes, n, dim);
+        checked = true;
+        st = decompose(ctx, &fr.t, boxes, n, dim, st);
+        if (st != BP_OK) return finish(ctx, &fr, t_start, out, st);
+    }
+    st = sort_out_all(ctx, &fr, checked, st);
+    st = exchange_ghosts(ctx, &fr, st);
+    if (st != BP_OK) return finish(ctx, &fr, t_start, out, st);
+    st = find_here(ctx, &fr);
+    st = forward_pairs(ctx, &fr, st);
+    if (st == BP_OK) st = deliver(ctx, &fr, fn, user);
+    return finish(ctx, &fr, t_start, out, st);
 }

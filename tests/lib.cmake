@@ -142,6 +142,25 @@ if(NOT CMAKE_CONFIGURATION_TYPES AND NOT CMAKE_CROSSCOMPILING)
                        SKIP_REGULAR_EXPRESSION "SKIPPED: pkg-config not found")
 endif()
 
+# Exports: the shared library exports the BP_API functions of broadphase.h and nothing else. A
+# static build (the default) checks libbroadphase_python.so instead: the same sources under the
+# same rule (hidden visibility, BP_BUILDING; python/CMakeLists.txt).
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
+  get_target_property(bp_core_type broadphase TYPE)
+  set(bp_core_shared "")
+  if(bp_core_type STREQUAL "SHARED_LIBRARY")
+    set(bp_core_shared broadphase)
+  elseif(TARGET broadphase_python)
+    set(bp_core_shared broadphase_python)
+  endif()
+  if(bp_core_shared)
+    add_test(NAME install.exports
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/exports_test.sh $<TARGET_FILE:${bp_core_shared}>
+              ${PROJECT_SOURCE_DIR}/include/broadphase.h BP_API bp_)
+    set_tests_properties(install.exports PROPERTIES LABELS install SKIP_REGULAR_EXPRESSION "SKIPPED: nm not found")
+  endif()
+endif()
+
 # Chaos allocation (issue #17): allocations refused at random, 1 in 3 and 1 in 100, over long
 # runs of frames (every method) and world operations (both dimensions).
 bp_lib_test_exe(test_chaos)

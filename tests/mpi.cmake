@@ -23,3 +23,37 @@ foreach(bp_np 1 2 3 4)
       ENVIRONMENT "${bp_mpi_env}")
   endforeach()
 endforeach()
+
+# Exports: the shared libbroadphase_mpi exports the BP_MPI_API functions of broadphase_mpi.h and
+# nothing else (hidden visibility; the internals are bpm_* and static). A static build (the
+# default) links a shared copy for the check from the library's own sources, compile definitions
+# and visibility, with BP_MPI_STATIC left out (it empties BP_MPI_API); the core it links is
+# static there, its symbols hidden.
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
+  get_target_property(bp_mpi_type broadphase_mpi TYPE)
+  if(bp_mpi_type STREQUAL "SHARED_LIBRARY")
+    set(bp_mpi_shared broadphase_mpi)
+  else()
+    get_target_property(bp_mpi_sources broadphase_mpi SOURCES)
+    get_target_property(bp_mpi_dir broadphase_mpi SOURCE_DIR)
+    get_target_property(bp_mpi_defs broadphase_mpi COMPILE_DEFINITIONS)
+    get_target_property(bp_mpi_visibility broadphase_mpi C_VISIBILITY_PRESET)
+    list(TRANSFORM bp_mpi_sources PREPEND "${bp_mpi_dir}/")
+    list(FILTER bp_mpi_defs EXCLUDE REGEX "BP_MPI_STATIC")
+    set(bp_mpi_shared test_mpi_exports)
+    add_library(test_mpi_exports SHARED ${bp_mpi_sources})
+    target_compile_definitions(test_mpi_exports PRIVATE ${bp_mpi_defs})
+    target_link_libraries(test_mpi_exports PRIVATE broadphase::broadphase MPI::MPI_C bp_warnings)
+    if(BP_LIBM)
+      target_link_libraries(test_mpi_exports PRIVATE ${BP_LIBM})
+    endif()
+    set_target_properties(test_mpi_exports PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+    if(bp_mpi_visibility)
+      set_target_properties(test_mpi_exports PROPERTIES C_VISIBILITY_PRESET ${bp_mpi_visibility})
+    endif()
+  endif()
+  add_test(NAME mpi.exports
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/exports_test.sh $<TARGET_FILE:${bp_mpi_shared}>
+            ${PROJECT_SOURCE_DIR}/include/broadphase_mpi.h BP_MPI_API bp_mpi_)
+  set_tests_properties(mpi.exports PROPERTIES LABELS mpi SKIP_REGULAR_EXPRESSION "SKIPPED: nm not found")
+endif()

@@ -132,17 +132,53 @@ static const char bm_usage_threads[] =
     "measured on the first frame) is skipped at that size; a peer also when its build or any\n"
     "step passes 5 s of processor time.\n";
 
+// A comma list, split in place: copies `v` into buf (false when it does not fit) and
+// bm_token hands out one entry at a time (*rest NULL after the last).
+static bool bm_list(char *buf, size_t size, const char *v) {
+    if (strlen(v) >= size) return false;
+    strcpy(buf, v);
+    return true;
+}
+
+static const char *bm_token(char **rest) {
+    char *tok = *rest, *next = strchr(tok, ',');
+    if (next) *next++ = '\0';
+    *rest = next;
+    return tok;
+}
+
+// --n, --frames, --threads: a comma list (at most `size` - 1 characters) of whole numbers from 1
+// to hi, appended to out[*count..cap). `what` names them in the message.
+static bool bm_parse_counts(const char *v, size_t size, const char *opt, const char *what, uint64_t hi,
+                            uint64_t *out, size_t cap, size_t *count) {
+    char buf[512];
+    if (size > sizeof buf || !bm_list(buf, size, v)) return false;
+    for (char *rest = buf; rest;) {
+        const char *tok = bm_token(&rest);
+        uint64_t x;
+        if (!bp_parse_u64(tok, &x) || x < 1 || x > hi) {
+            fprintf(stderr, "broadphase bench: %s wants %s from 1 to %llu, not '%s'\n", opt, what,
+                    (unsigned long long)hi, tok);
+            return false;
+        }
+        if (*count == cap) {
+            fprintf(stderr, "broadphase bench: too many %s values\n", opt);
+            return false;
+        }
+        out[(*count)++] = x;
+    }
+    return true;
+}
+
 static bool bm_parse_scenes(const char *v, bm_opts *o) {
     if (strcmp(v, "all") == 0) {
         for (int k = 0; k < BM_SCENE_COUNT; ++k) o->scenes[k] = true;
         return true;
     }
     char buf[256];
-    if (strlen(v) >= sizeof buf) return false;
-    strcpy(buf, v);
-    for (char *tok = buf, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next) *next++ = '\0';
+    if (!bm_list(buf, sizeof buf, v)) return false;
+    for (char *rest = buf; rest;) {
+        const char *tok = bm_token(&rest);
         bp_scene_kind kind;
         bp_wscene_kind wkind;
         if (bp_scene_from_name(tok, &kind) == 0) {
@@ -166,11 +202,9 @@ static bool bm_parse_methods(const char *v, bm_opts *o) {
         return true;
     }
     char buf[256];
-    if (strlen(v) >= sizeof buf) return false;
-    strcpy(buf, v);
-    for (char *tok = buf, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next) *next++ = '\0';
+    if (!bm_list(buf, sizeof buf, v)) return false;
+    for (char *rest = buf; rest;) {
+        const char *tok = bm_token(&rest);
         size_t k = 0;
         while (k < BM_METHOD_COUNT && strcmp(bm_methods[k].name, tok) != 0) ++k;
         size_t pk = bp_peer_find(tok);
@@ -197,24 +231,11 @@ static bool bm_parse_methods(const char *v, bm_opts *o) {
 
 // --frames F or F,F,... (one per --n value, e.g. fewer frames at the largest N).
 static bool bm_parse_frames(const char *v, bm_opts *o) {
-    char buf[512];
-    if (strlen(v) >= sizeof buf) return false;
-    strcpy(buf, v);
+    uint64_t f[sizeof o->frames_at / sizeof o->frames_at[0]];
     o->frames_count = 0;
-    for (char *tok = buf, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next) *next++ = '\0';
-        uint64_t f;
-        if (!bp_parse_u64(tok, &f) || f < 1 || f > 1000000) {
-            fprintf(stderr, "broadphase bench: --frames wants counts from 1 to 1000000, not '%s'\n", tok);
-            return false;
-        }
-        if (o->frames_count == sizeof o->frames_at / sizeof o->frames_at[0]) {
-            fprintf(stderr, "broadphase bench: too many --frames values\n");
-            return false;
-        }
-        o->frames_at[o->frames_count++] = (int)f;
-    }
+    if (!bm_parse_counts(v, 512, "--frames", "counts", 1000000, f, sizeof f / sizeof f[0], &o->frames_count))
+        return false;
+    for (size_t k = 0; k < o->frames_count; ++k) o->frames_at[k] = (int)f[k];
     o->frames = o->frames_at[0];
     if (o->frames_count == 1) o->frames_count = 0;
     return true;
@@ -235,48 +256,24 @@ static void bm_frames_text(const bm_opts *o, char *buf, size_t size) {
     }
 }
 
+// --n N or N,N,...; a second --n adds to the first.
 static bool bm_parse_ns(const char *v, bm_opts *o) {
-    char buf[512];
-    if (strlen(v) >= sizeof buf) return false;
-    strcpy(buf, v);
-    for (char *tok = buf, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next) *next++ = '\0';
-        uint64_t n;
-        if (!bp_parse_u64(tok, &n) || n < 1 || n > BP_MAX_BOXES) {
-            fprintf(stderr, "broadphase bench: --n wants counts from 1 to %zu, not '%s'\n", BP_MAX_BOXES, tok);
-            return false;
-        }
-        if (o->n_count == sizeof o->ns / sizeof o->ns[0]) {
-            fprintf(stderr, "broadphase bench: too many --n values\n");
-            return false;
-        }
-        o->ns[o->n_count++] = (size_t)n;
-    }
+    uint64_t n[sizeof o->ns / sizeof o->ns[0]];
+    size_t count = o->n_count;
+    if (!bm_parse_counts(v, 512, "--n", "counts", BP_MAX_BOXES, n, sizeof n / sizeof n[0], &count)) return false;
+    for (size_t k = o->n_count; k < count; ++k) o->ns[k] = (size_t)n[k];
+    o->n_count = count;
     return true;
 }
 
 // --threads T or T,T,... (worker counts).
 static bool bm_parse_threads(const char *v, bm_opts *o) {
-    char buf[256];
-    if (strlen(v) >= sizeof buf) return false;
-    strcpy(buf, v);
+    uint64_t t[sizeof o->threads / sizeof o->threads[0]];
     o->threads_count = 0;
-    for (char *tok = buf, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next) *next++ = '\0';
-        uint64_t t;
-        if (!bp_parse_u64(tok, &t) || t < 1 || t > BP_MAX_WORKERS) {
-            fprintf(stderr, "broadphase bench: --threads wants worker counts from 1 to %d, not '%s'\n", BP_MAX_WORKERS,
-                    tok);
-            return false;
-        }
-        if (o->threads_count == sizeof o->threads / sizeof o->threads[0]) {
-            fprintf(stderr, "broadphase bench: too many --threads values\n");
-            return false;
-        }
-        o->threads[o->threads_count++] = (int)t;
-    }
+    if (!bm_parse_counts(v, 256, "--threads", "worker counts", BP_MAX_WORKERS, t, sizeof t / sizeof t[0],
+                         &o->threads_count))
+        return false;
+    for (size_t k = 0; k < o->threads_count; ++k) o->threads[k] = (int)t[k];
     return true;
 }
 
@@ -648,6 +645,191 @@ static bool bm_plot(const bm_opts *o, int scene, const size_t *ns, size_t count,
     return true;
 }
 
+// One option of `broadphase bench` at a->k. Returns BP_EXIT_OK, or BP_EXIT_USAGE (message printed).
+static int bm_parse_option(bp_args *a, bm_opts *o, const char **mem_child) {
+    const char *s = a->argv[a->k], *v;
+    if (bp_arg_is(a, "--scene")) {
+        if (!(v = bp_arg_value(a, "--scene")) || !bm_parse_scenes(v, o)) return BP_EXIT_USAGE;
+        o->scene_given = true;
+    } else if (bp_arg_is(a, "--n")) {
+        if (!(v = bp_arg_value(a, "--n")) || !bm_parse_ns(v, o)) return BP_EXIT_USAGE;
+    } else if (bp_arg_is(a, "--dim")) {
+        if (!(v = bp_arg_value(a, "--dim")) || !bp_parse_dim(v, &o->dim)) return BP_EXIT_USAGE;
+    } else if (bp_arg_is(a, "--method")) {
+        if (!(v = bp_arg_value(a, "--method")) || !bm_parse_methods(v, o)) return BP_EXIT_USAGE;
+        o->method_given = true;
+    } else if (bp_arg_is(a, "--frames")) {
+        if (!(v = bp_arg_value(a, "--frames")) || !bm_parse_frames(v, o)) return BP_EXIT_USAGE;
+    } else if (bp_arg_is(a, "--format")) {
+        if (!(v = bp_arg_value(a, "--format"))) return BP_EXIT_USAGE;
+        if (strcmp(v, "csv") == 0) o->format = BM_CSV;
+        else if (strcmp(v, "json") == 0) o->format = BM_JSON;
+        else if (strcmp(v, "table") == 0) o->format = BM_TABLE;
+        else {
+            fprintf(stderr, "broadphase bench: --format is table, csv or json, not '%s'\n", v);
+            return BP_EXIT_USAGE;
+        }
+    } else if (bp_arg_is(a, "--threads")) {
+        if (!(v = bp_arg_value(a, "--threads")) || !bm_parse_threads(v, o)) return BP_EXIT_USAGE;
+    } else if (bp_arg_is(a, "--parallel-min")) {
+        if (!(v = bp_arg_value(a, "--parallel-min"))) return BP_EXIT_USAGE;
+        if (!bp_parse_u64(v, &o->parallel_min) || o->parallel_min > BP_MAX_BOXES) {
+            fprintf(stderr, "broadphase bench: --parallel-min wants a box count, not '%s'\n", v);
+            return BP_EXIT_USAGE;
+        }
+    } else if (bp_arg_is(a, "--seed")) {
+        if (!(v = bp_arg_value(a, "--seed"))) return BP_EXIT_USAGE;
+        if (!bp_parse_u64(v, &o->seed)) {
+            fprintf(stderr, "broadphase bench: --seed wants an unsigned 64-bit integer, not '%s'\n", v);
+            return BP_EXIT_USAGE;
+        }
+    } else if (bp_arg_is(a, "--out")) {
+        if (!(v = bp_arg_value(a, "--out"))) return BP_EXIT_USAGE;
+        if (!*v || strlen(v) > 4000) {
+            fprintf(stderr, "broadphase bench: --out wants a directory name\n");
+            return BP_EXIT_USAGE;
+        }
+        o->out_dir = v;
+    } else if (bp_arg_is(a, "--memory-child")) {
+        if (!(v = bp_arg_value(a, "--memory-child"))) return BP_EXIT_USAGE;
+        *mem_child = v;
+    } else if (strcmp(s, "--check") == 0) {
+        o->check = true;
+    } else if (strcmp(s, "--peers") == 0) {
+        o->all_peers = true;
+    } else if (strcmp(s, "--memory") == 0) {
+        o->memory = true;
+    } else {
+        fprintf(stderr, "broadphase bench: unknown argument '%s' (see 'broadphase bench --help')\n", s);
+        return BP_EXIT_USAGE;
+    }
+    return BP_EXIT_OK;
+}
+
+// The options into *o, with the defaults for what was not given. Returns BP_EXIT_OK or
+// BP_EXIT_USAGE (message printed).
+static int bm_parse_args(int argc, char **argv, bm_opts *o, const char **mem_child) {
+    memset(o, 0, sizeof *o);
+    o->dim = 2;
+    o->frames = 20;
+    o->seed = 1;
+    o->threads[0] = 1;
+    o->threads_count = 1;
+    *mem_child = NULL;
+    bp_args a = {argc, argv, 2, NULL};
+    for (; a.k < argc; ++a.k)
+        if (bm_parse_option(&a, o, mem_child) != BP_EXIT_OK) return BP_EXIT_USAGE;
+    if (!o->method_given)
+        for (size_t k = 0; k < BM_METHOD_COUNT; ++k) o->methods[k] = bm_available(&bm_methods[k]);
+    if (!o->scene_given) o->scenes[BP_SCENE_SEED] = o->scenes[BP_SCENE_UNIFORM] = true;
+    if (o->all_peers && bp_peer_count() == 0)
+        fprintf(stderr, "broadphase bench: --peers: no peer library was found when this was built\n");
+    for (size_t k = 0; k < BM_PEER_MAX && k < bp_peer_count(); ++k) {
+        if (o->all_peers && bp_peer_supports(k, o->dim)) o->peers[k] = true;
+        if (o->peers[k] && !bp_peer_supports(k, o->dim)) {
+            fprintf(stderr, "broadphase bench: %s does not handle %dD scenes: left out\n", bp_peer_name(k), o->dim);
+            o->peers[k] = false;
+        }
+    }
+    for (size_t k = 0; k < o->n_count; ++k)
+        if (o->ns[k] > o->n_max) o->n_max = o->ns[k];
+    if (o->frames_count && o->frames_count != o->n_count) {
+        fprintf(stderr, "broadphase bench: --frames has %zu counts for %zu --n values\n", o->frames_count, o->n_count);
+        return BP_EXIT_USAGE;
+    }
+    o->workers = o->threads[0];
+    return BP_EXIT_OK;
+}
+
+// --out DIR: the directory and DIR/bench.csv with its header. Returns BP_EXIT_OK or BP_EXIT_FAIL
+// (message printed).
+static int bm_open_out(const bm_opts *o, bm_sink *sink) {
+    char path[4200];
+    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "broadphase bench: cannot create %s: %s\n", o->out_dir, strerror(errno));
+        return BP_EXIT_FAIL;
+    }
+    snprintf(path, sizeof path, "%s/bench.csv", o->out_dir);
+    sink->csv = fopen(path, "w");
+    if (!sink->csv) {
+        fprintf(stderr, "broadphase bench: cannot write %s: %s\n", path, strerror(errno));
+        return BP_EXIT_FAIL;
+    }
+    fputs(bm_csv_header, sink->csv);
+    return BP_EXIT_OK;
+}
+
+// What a run over the scenes carries from one to the next.
+typedef struct bm_session {
+    bm_sink sink;
+    bm_scratch sc;
+    bm_result *all;  // [thread count][N][row]: the first count's slice is what summaries and plots show
+    size_t count;    // N values
+    bool mismatch, gnuplot;
+    int status;
+} bm_session;
+
+// Every N and worker count of one scene, then its summary tables and plot.
+static void bm_run_scene(const bm_opts *o, int scene, bm_session *run) {
+    const size_t count = run->count, tc = o->threads_count;
+    size_t def_n = scene == BP_SCENE_SEED ? 500 : 100000;
+    size_t ns[32];
+    for (size_t k = 0; k < count; ++k) ns[k] = o->n_count ? o->ns[k] : def_n;
+    bm_opts os = *o;
+    if (!o->n_count) os.n_max = def_n;
+    // Only the peers that run this scene in this dimension (the world scenes need a peer's
+    // persistent interface).
+    for (size_t k = 0; k < BM_PEER_MAX; ++k) {
+        os.peers[k] = o->peers[k] && bm_peer_applies(scene, k, o->dim);
+        if (o->peers[k] && !os.peers[k] && !o->all_peers)
+            fprintf(stderr, "broadphase bench: %s has no persistent interface: left out of scene %s\n",
+                    bp_peer_name(k), bm_scene_name(scene));
+    }
+    memset(run->all, 0, tc * count * BM_ROW_MAX * sizeof *run->all);
+    for (size_t k = 0; k < count; ++k) {
+        if (o->frames_count) os.frames = o->frames_at[k];
+        for (size_t t = 0; t < tc; ++t) {
+            // Peers and baselines are single-threaded: they run with the first count only.
+            bm_opts ot = os;
+            ot.workers = o->threads[t];
+            if (t > 0) {
+                for (size_t r = 0; r < BM_METHOD_COUNT; ++r)
+                    if (bm_row_serial(r)) ot.methods[r] = false;
+                memset(ot.peers, 0, sizeof ot.peers);
+            }
+            if (bm_block(&ot, scene, ns[k], &run->sc, &run->mismatch, &run->all[(t * count + k) * BM_ROW_MAX],
+                         &run->sink) != BP_EXIT_OK)
+                run->status = BP_EXIT_FAIL;
+        }
+    }
+    // The per-scene table: with several N, with peers, or with --memory (one N alone is the block above).
+    if (o->format == BM_TABLE && (count > 1 || bm_any_peer(&os) || o->memory))
+        bm_print_summary(&os, scene, ns, count, run->all);
+    if (o->format == BM_TABLE && tc > 1) bm_print_threads(&os, scene, ns, count, run->all);
+    if (o->out_dir && run->gnuplot) run->gnuplot = bm_plot(&os, scene, ns, count, run->all);
+    fflush(stdout);
+}
+
+// Closes the outputs and says what went wrong; returns the exit status.
+static int bm_finish_session(const bm_opts *o, bm_session *run) {
+    int status = run->status;
+    if (o->format == BM_JSON) fputs("\n]\n", stdout);
+    free(run->all);
+    free(run->sc.keys);
+    if (run->sink.csv && fclose(run->sink.csv) != 0) {
+        fprintf(stderr, "broadphase bench: writing %s/bench.csv failed\n", o->out_dir);
+        status = BP_EXIT_FAIL;
+    }
+    if (o->out_dir && !run->gnuplot)
+        fprintf(stderr, "broadphase bench: gnuplot not found: wrote %s/bench.csv only, no plot\n", o->out_dir);
+    if (fflush(stdout) != 0) status = BP_EXIT_FAIL;
+    if (run->mismatch) {
+        fprintf(stderr, "broadphase bench: --check found mismatches\n");
+        status = BP_EXIT_FAIL;
+    }
+    return status;
+}
+
 int bp_cmd_bench(int argc, char **argv) {
     for (int k = 2; k < argc; ++k) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
@@ -658,120 +840,18 @@ int bp_cmd_bench(int argc, char **argv) {
         }
     }
     bm_opts o;
-    memset(&o, 0, sizeof o);
-    o.dim = 2;
-    o.frames = 20;
-    o.seed = 1;
-    o.threads[0] = 1;
-    o.threads_count = 1;
-    const char *mem_child = NULL;  // --memory-child NAME: bm_measure's re-executed child
-    bp_args a = {argc, argv, 2, NULL};
-    for (; a.k < argc; ++a.k) {
-        const char *s = argv[a.k], *v;
-        if (bp_arg_is(&a, "--scene")) {
-            if (!(v = bp_arg_value(&a, "--scene")) || !bm_parse_scenes(v, &o)) return BP_EXIT_USAGE;
-            o.scene_given = true;
-        } else if (bp_arg_is(&a, "--n")) {
-            if (!(v = bp_arg_value(&a, "--n")) || !bm_parse_ns(v, &o)) return BP_EXIT_USAGE;
-        } else if (bp_arg_is(&a, "--dim")) {
-            if (!(v = bp_arg_value(&a, "--dim")) || !bp_parse_dim(v, &o.dim)) return BP_EXIT_USAGE;
-        } else if (bp_arg_is(&a, "--method")) {
-            if (!(v = bp_arg_value(&a, "--method")) || !bm_parse_methods(v, &o)) return BP_EXIT_USAGE;
-            o.method_given = true;
-        } else if (bp_arg_is(&a, "--frames")) {
-            if (!(v = bp_arg_value(&a, "--frames")) || !bm_parse_frames(v, &o)) return BP_EXIT_USAGE;
-        } else if (bp_arg_is(&a, "--format")) {
-            if (!(v = bp_arg_value(&a, "--format"))) return BP_EXIT_USAGE;
-            if (strcmp(v, "csv") == 0) o.format = BM_CSV;
-            else if (strcmp(v, "json") == 0) o.format = BM_JSON;
-            else if (strcmp(v, "table") == 0) o.format = BM_TABLE;
-            else {
-                fprintf(stderr, "broadphase bench: --format is table, csv or json, not '%s'\n", v);
-                return BP_EXIT_USAGE;
-            }
-        } else if (bp_arg_is(&a, "--threads")) {
-            if (!(v = bp_arg_value(&a, "--threads")) || !bm_parse_threads(v, &o)) return BP_EXIT_USAGE;
-        } else if (bp_arg_is(&a, "--parallel-min")) {
-            if (!(v = bp_arg_value(&a, "--parallel-min"))) return BP_EXIT_USAGE;
-            if (!bp_parse_u64(v, &o.parallel_min) || o.parallel_min > BP_MAX_BOXES) {
-                fprintf(stderr, "broadphase bench: --parallel-min wants a box count, not '%s'\n", v);
-                return BP_EXIT_USAGE;
-            }
-        } else if (bp_arg_is(&a, "--seed")) {
-            if (!(v = bp_arg_value(&a, "--seed"))) return BP_EXIT_USAGE;
-            if (!bp_parse_u64(v, &o.seed)) {
-                fprintf(stderr, "broadphase bench: --seed wants an unsigned 64-bit integer, not '%s'\n", v);
-                return BP_EXIT_USAGE;
-            }
-        } else if (bp_arg_is(&a, "--out")) {
-            if (!(v = bp_arg_value(&a, "--out"))) return BP_EXIT_USAGE;
-            if (!*v || strlen(v) > 4000) {
-                fprintf(stderr, "broadphase bench: --out wants a directory name\n");
-                return BP_EXIT_USAGE;
-            }
-            o.out_dir = v;
-        } else if (bp_arg_is(&a, "--memory-child")) {
-            if (!(v = bp_arg_value(&a, "--memory-child"))) return BP_EXIT_USAGE;
-            mem_child = v;
-        } else if (strcmp(s, "--check") == 0) {
-            o.check = true;
-        } else if (strcmp(s, "--peers") == 0) {
-            o.all_peers = true;
-        } else if (strcmp(s, "--memory") == 0) {
-            o.memory = true;
-        } else {
-            fprintf(stderr, "broadphase bench: unknown argument '%s' (see 'broadphase bench --help')\n", s);
-            return BP_EXIT_USAGE;
-        }
-    }
-    if (!o.method_given)
-        for (size_t k = 0; k < BM_METHOD_COUNT; ++k) o.methods[k] = bm_available(&bm_methods[k]);
-    if (!o.scene_given) o.scenes[BP_SCENE_SEED] = o.scenes[BP_SCENE_UNIFORM] = true;
-    if (o.all_peers && bp_peer_count() == 0)
-        fprintf(stderr, "broadphase bench: --peers: no peer library was found when this was built\n");
-    for (size_t k = 0; k < BM_PEER_MAX && k < bp_peer_count(); ++k) {
-        if (o.all_peers && bp_peer_supports(k, o.dim)) o.peers[k] = true;
-        if (o.peers[k] && !bp_peer_supports(k, o.dim)) {
-            fprintf(stderr, "broadphase bench: %s does not handle %dD scenes: left out\n", bp_peer_name(k), o.dim);
-            o.peers[k] = false;
-        }
-    }
-    for (size_t k = 0; k < o.n_count; ++k)
-        if (o.ns[k] > o.n_max) o.n_max = o.ns[k];
-    if (o.frames_count && o.frames_count != o.n_count) {
-        fprintf(stderr, "broadphase bench: --frames has %zu counts for %zu --n values\n", o.frames_count, o.n_count);
-        return BP_EXIT_USAGE;
-    }
-    o.workers = o.threads[0];
+    const char *mem_child;  // --memory-child NAME: bm_measure's re-executed child
+    if (bm_parse_args(argc, argv, &o, &mem_child) != BP_EXIT_OK) return BP_EXIT_USAGE;
     if (mem_child) return bm_memory_child(&o, mem_child);
 
-    bm_sink sink = {NULL, true};
-    if (o.out_dir) {
-        char path[4200];
-        if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "broadphase bench: cannot create %s: %s\n", o.out_dir, strerror(errno));
-            return BP_EXIT_FAIL;
-        }
-        snprintf(path, sizeof path, "%s/bench.csv", o.out_dir);
-        sink.csv = fopen(path, "w");
-        if (!sink.csv) {
-            fprintf(stderr, "broadphase bench: cannot write %s: %s\n", path, strerror(errno));
-            return BP_EXIT_FAIL;
-        }
-        fputs(bm_csv_header, sink.csv);
-    }
+    bm_session run = {{NULL, true}, {NULL, 0}, NULL, o.n_count ? o.n_count : 1, false, true, BP_EXIT_OK};
+    if (o.out_dir && bm_open_out(&o, &run.sink) != BP_EXIT_OK) return BP_EXIT_FAIL;
     if (o.format == BM_CSV) fputs(bm_csv_header, stdout);
     if (o.format == BM_JSON) fputs("[\n", stdout);
-    bm_scratch sc = {NULL, 0};
-    bool mismatch = false, gnuplot = true;
-    int status = BP_EXIT_OK;
-    size_t count = o.n_count ? o.n_count : 1;
-    // [thread count][N][row]: the first count's slice is what the summary and plots show.
-    const size_t tc = o.threads_count;
-    bm_result *all = calloc(tc * count * BM_ROW_MAX, sizeof *all);
-    if (!all) {
+    run.all = calloc(o.threads_count * run.count * BM_ROW_MAX, sizeof *run.all);
+    if (!run.all) {
         fprintf(stderr, "broadphase bench: out of memory\n");
-        if (sink.csv) fclose(sink.csv);
+        if (run.sink.csv) fclose(run.sink.csv);
         return BP_EXIT_FAIL;
     }
     // Seed first (the small demo), then the others in docs/scenes.md order, the world scenes last.
@@ -781,58 +861,7 @@ int bp_cmd_bench(int argc, char **argv) {
                                               BP_SCENE_BLOBS,  BP_SCENE_COUNT + BP_WSCENE_STATIC,
                                               BP_SCENE_COUNT + BP_WSCENE_SHOOTER};
     _Static_assert(BM_SCENE_COUNT == 12, "every scene has its place in the order");
-    for (int s = 0; s < BM_SCENE_COUNT; ++s) {
-        int scene = order[s];
-        if (!o.scenes[scene]) continue;
-        size_t def_n = scene == BP_SCENE_SEED ? 500 : 100000;
-        size_t ns[32];
-        for (size_t k = 0; k < count; ++k) ns[k] = o.n_count ? o.ns[k] : def_n;
-        bm_opts os = o;
-        if (!o.n_count) os.n_max = def_n;
-        // Only the peers that run this scene in this dimension (the world scenes need a peer's
-        // persistent interface).
-        for (size_t k = 0; k < BM_PEER_MAX; ++k) {
-            os.peers[k] = o.peers[k] && bm_peer_applies(scene, k, o.dim);
-            if (o.peers[k] && !os.peers[k] && !o.all_peers)
-                fprintf(stderr, "broadphase bench: %s has no persistent interface: left out of scene %s\n",
-                        bp_peer_name(k), bm_scene_name(scene));
-        }
-        memset(all, 0, tc * count * BM_ROW_MAX * sizeof *all);
-        for (size_t k = 0; k < count; ++k) {
-            if (o.frames_count) os.frames = o.frames_at[k];
-            for (size_t t = 0; t < tc; ++t) {
-                // Peers and baselines are single-threaded: they run with the first count only.
-                bm_opts ot = os;
-                ot.workers = o.threads[t];
-                if (t > 0) {
-                    for (size_t r = 0; r < BM_METHOD_COUNT; ++r)
-                        if (bm_row_serial(r)) ot.methods[r] = false;
-                    memset(ot.peers, 0, sizeof ot.peers);
-                }
-                if (bm_block(&ot, scene, ns[k], &sc, &mismatch, &all[(t * count + k) * BM_ROW_MAX], &sink) != BP_EXIT_OK)
-                    status = BP_EXIT_FAIL;
-            }
-        }
-        // The per-scene table: with several N, with peers, or with --memory (one N alone is the block above).
-        if (o.format == BM_TABLE && (count > 1 || bm_any_peer(&os) || o.memory))
-            bm_print_summary(&os, scene, ns, count, all);
-        if (o.format == BM_TABLE && tc > 1) bm_print_threads(&os, scene, ns, count, all);
-        if (o.out_dir && gnuplot) gnuplot = bm_plot(&os, scene, ns, count, all);
-        fflush(stdout);
-    }
-    if (o.format == BM_JSON) fputs("\n]\n", stdout);
-    free(all);
-    free(sc.keys);
-    if (sink.csv && fclose(sink.csv) != 0) {
-        fprintf(stderr, "broadphase bench: writing %s/bench.csv failed\n", o.out_dir);
-        status = BP_EXIT_FAIL;
-    }
-    if (o.out_dir && !gnuplot)
-        fprintf(stderr, "broadphase bench: gnuplot not found: wrote %s/bench.csv only, no plot\n", o.out_dir);
-    if (fflush(stdout) != 0) status = BP_EXIT_FAIL;
-    if (mismatch) {
-        fprintf(stderr, "broadphase bench: --check found mismatches\n");
-        status = BP_EXIT_FAIL;
-    }
-    return status;
+    for (int s = 0; s < BM_SCENE_COUNT; ++s)
+        if (o.scenes[order[s]]) bm_run_scene(&o, order[s], &run);
+    return bm_finish_session(&o, &run);
 }

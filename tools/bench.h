@@ -129,13 +129,24 @@ uint64_t bm_mem_peak(const bm_mem *m);
 
 /// Monotonic seconds.
 double bm_now(void);
-/// Mean, median and worst of the timed frames (sorts `times`); marks the result as run.
-void bm_finish(bm_result *res, double *times, size_t frames);
-/// A row's run is over: bm_finish, and the peak memory with `mem` (the --memory child).
-void bm_finish_run(bm_result *res, double *times, size_t frames, const bm_mem *mem);
-/// After timed frame f took t seconds: true (the result marked skipped) when the first of
-/// several frames passed BM_SKIP_SECONDS, so the row stops there.
-bool bm_skipped_after(bm_result *res, size_t f, double t, size_t frames);
+/// Ends frame f of a row (f = 0 the untimed warm-up, then 1..frames), which took t seconds:
+/// records the time and returns true when the row is over, either skipped (the first of
+/// several timed frames passed BM_SKIP_SECONDS) or finished after its last frame (mean, median
+/// and worst of the timed frames, and the peak memory with `mem`, the --memory child).
+bool bm_frame_end(bm_result *res, double *times, size_t f, double t, size_t frames, const bm_mem *mem);
+/// Whether the row would surely take over BM_SKIP_SECONDS a frame on these boxes
+/// (bm_stateless_estimate): then the result is marked skipped with the estimate.
+bool bm_skip_estimated(bm_result *res, const bm_method *m, const float *boxes, size_t n, int dim);
+/// A reference context for the comparisons (sorted pairs); BP_OK or the error (message printed).
+bp_status bm_reference_create(int dim, bp_method method, bp_context **ref);
+/// What a peer's step of frame f returned: 0 (goes on), BP_PEER_TOO_SLOW (the result marked
+/// skipped; returns 1) or a failure (printed; returns -1).
+int bm_peer_outcome(int prc, bm_result *res, const char *peer, const char *scene, size_t n, size_t f);
+/// Starts a row on a stateless scene: the result cleared and marked failed until it runs, the
+/// scene built. Returns 0, or -1 (message printed).
+int bm_scene_start(bm_result *res, bp_scene *scene, const bm_opts *o, bp_scene_kind kind, size_t n);
+/// A peer's frame f differed from the reference: the first such frame is kept, all are counted.
+void bm_mark_wrong(bm_result *res, size_t f, size_t missing, size_t extra);
 bp_status bm_lib_call(bp_context *ctx, int dim, const float *boxes, size_t n, bp_pairs *out);
 
 /// One of our stateless rows (not BM_WORLD) set up for n boxes: a context, the naive sweep, or
@@ -152,6 +163,10 @@ int bm_stateless_init(bm_stateless *s, const bm_method *m, const bm_opts *o, siz
 /// Finds every overlapping pair of the n boxes (memcpy: copies them, no pairs). Returns BP_OK or
 /// the error (naive-sweep: BP_ERR_NOMEM).
 bp_status bm_stateless_step(bm_stateless *s, const float *boxes, size_t n, const bp_pair **pairs, size_t *count);
+/// bm_stateless_step timed: *t is the seconds of that call alone. On an error prints
+/// "ROW on SCENE N = n frame f: STATUS" (n the scene's size, `slots` the boxes) and returns it.
+bp_status bm_stateless_timed(bm_stateless *s, const float *boxes, size_t slots, const char *scene, size_t n, size_t f,
+                             const bp_pair **pairs, size_t *count, double *t);
 /// Candidate checks of the last step.
 uint64_t bm_stateless_checks(const bm_stateless *s);
 void bm_stateless_free(bm_stateless *s);

@@ -43,6 +43,52 @@ static void bm_watchdog(double seconds) {
     setitimer(ITIMER_PROF, &it, NULL);
 }
 
+// After timing frame f: the peer's exact pairs against the reference's; a difference marks the
+// result wrong. Returns 0, or -1 on an error (message printed).
+static int bm_compare_peer(void *peer, const char *pname, bp_context *ref, int dim, const float *boxes, size_t n,
+                           size_t f, size_t frames, bm_result *res) {
+    const uint32_t *got;
+    size_t count, missing = 0, extra = 0;
+    bp_pairs want;
+    if (bp_peer_exact_pairs(peer, boxes, &got, &count) != 0) {
+        fprintf(stderr, "broadphase bench: %s: out of memory filtering its pairs\n", pname);
+        return -1;
+    }
+    bp_status st = bm_lib_call(ref, dim, boxes, n, &want);
+    if (st != BP_OK) {
+        fprintf(stderr, "broadphase bench: reference: %s\n", bp_status_string(st));
+        return -1;
+    }
+    // bp_pair is two uint32_t: the peers' pair layout (peers.h).
+    if (!bp_peer_compare(got, count, (const uint32_t *)(const void *)want.pairs, want.count, &missing, &extra))
+        bm_mark_wrong(res, f, missing, extra);
+    if (f == frames) res->pairs = count;
+    return 0;
+}
+
+// The frames of bm_run_scene_peer: frame 0 (the peer's build) untimed, then each step timed
+// around bp_peer_step. `ref` NULL with `mem` (no comparison). Returns as bm_run_scene_peer.
+static int bm_peer_frames(const bm_opts *o, bp_scene *scene, size_t n, void *peer, size_t pk, bp_context *ref,
+                          float *boxes, float *vel, double *times, bm_result *res, bm_mem *mem) {
+    const char *pname = bp_peer_name(pk);
+    const size_t frames = (size_t)o->frames, d = (size_t)o->dim;
+    for (size_t f = 0;; ++f) {
+        if (f > 0) bp_scene_step(scene);
+        bp_scene_boxes(scene, boxes);
+        for (size_t i = 0; i < n * d; ++i) vel[i] = (float)scene->v[i];
+        bm_watchdog_arm(BM_SKIP_SECONDS);
+        double t0 = bm_now();
+        int prc = bp_peer_step(peer, boxes, n, vel);
+        double t = bm_now() - t0;
+        bm_watchdog_arm(0.0);
+        int end = bm_peer_outcome(prc, res, pname, bp_scene_name(scene->kind), n, f);
+        if (end != 0) return end > 0 ? 0 : -1;
+        if (!mem && bm_compare_peer(peer, pname, ref, o->dim, boxes, n, f, frames, res) != 0) return -1;
+        if (f == frames) res->checks = bp_peer_candidates(peer);
+        if (bm_frame_end(res, times, f, t, frames, mem)) return 0;
+    }
+}
+
 // Runs peer pk on one scene/N under the same rules as bm_run: frame 0 (the peer's build) untimed,
 // frames 1..F timed around bp_peer_step with the same clock. Its exact pairs are compared with
 // ours (brute force up to BM_PEER_BRUTE_MAX boxes, sweep above) every frame, after timing; a
@@ -50,14 +96,8 @@ static void bm_watchdog(double seconds) {
 // adapters' limit, so the build counts too) or a first timed frame past 5 s skips it. Returns 0,
 // or -1 on an error (message printed). With `mem`: no comparison, peak memory measured.
 static int bm_run_scene_peer(const bm_opts *o, bp_scene_kind kind, size_t n, size_t pk, bm_result *res, bm_mem *mem) {
-    memset(res, 0, sizeof *res);
-    res->outcome = BM_FAILED;
-    const char *sname = bp_scene_name(kind), *pname = bp_peer_name(pk);
     bp_scene scene;
-    if (bp_scene_init_kind(&scene, kind, n, o->dim, o->seed) != 0) {
-        fprintf(stderr, "broadphase bench: cannot build scene %s with N = %zu (out of memory?)\n", sname, n);
-        return -1;
-    }
+    if (bm_scene_start(res, &scene, o, kind, n) != 0) return -1;
     int rc = -1;
     size_t frames = (size_t)o->frames, d = (size_t)o->dim;
     float *boxes = malloc(n * 2 * d * sizeof *boxes);
@@ -72,82 +112,18 @@ static int bm_run_scene_peer(const bm_opts *o, bp_scene_kind kind, size_t n, siz
     bp_scene_boxes(&scene, boxes);
     for (size_t i = 0; i < n * d; ++i) vel[i] = (float)scene.v[i];  // resident before the baseline
     if (mem) bm_mem_start(mem);
-    bp_status st;
-    if (!mem) {
-        bp_context_def def = bp_default_context_def();
-        def.dimension = o->dim;
-        def.method = n <= BM_PEER_BRUTE_MAX ? BP_METHOD_BRUTE : BP_METHOD_SWEEP;
-        def.sort_pairs = true;  // bp_peer_compare wants (i, j) order
-        st = bp_context_create(&def, &ref);
-        if (st != BP_OK) {
-            fprintf(stderr, "broadphase bench: cannot create the reference context: %s\n", bp_status_string(st));
-            goto done;
-        }
-    }
+    if (!mem && bm_reference_create(o->dim, n <= BM_PEER_BRUTE_MAX ? BP_METHOD_BRUTE : BP_METHOD_SWEEP, &ref) != BP_OK)
+        goto done;
     // The scene's objects stay in [0, W]^dim (docs/scenes.md); bullet-sap quantizes to these bounds.
     float lo[3] = {0.0f, 0.0f, 0.0f}, hi[3];
     for (int a = 0; a < 3; ++a) hi[a] = (float)scene.world;
     peer = bp_peer_create(pk, o->dim, n, lo, hi);
     if (!peer) {
-        fprintf(stderr, "broadphase bench: %s: cannot create it for N = %zu in %dD\n", pname, n, o->dim);
+        fprintf(stderr, "broadphase bench: %s: cannot create it for N = %zu in %dD\n", bp_peer_name(pk), n, o->dim);
         goto done;
     }
     bp_peer_set_time_limit(peer, BM_SKIP_SECONDS);
-    for (size_t f = 0; f <= frames; ++f) {
-        if (f > 0) bp_scene_step(&scene);
-        bp_scene_boxes(&scene, boxes);
-        for (size_t i = 0; i < n * d; ++i) vel[i] = (float)scene.v[i];
-        if (bm_watchdog_fd >= 0) bm_watchdog(BM_SKIP_SECONDS);
-        double t0 = bm_now();
-        int prc = bp_peer_step(peer, boxes, n, vel);
-        double t = bm_now() - t0;
-        if (bm_watchdog_fd >= 0) bm_watchdog(0.0);
-        if (prc == BP_PEER_TOO_SLOW) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = 0.0;  // stopped at the limit: only "over 5 s" is known
-            rc = 0;
-            goto done;
-        }
-        if (prc != 0) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu failed (out of memory?)\n", pname, sname, n,
-                    f);
-            goto done;
-        }
-        if (f > 0) times[f - 1] = t * 1e3;
-        if (!mem) {
-            const uint32_t *got;
-            size_t count, missing = 0, extra = 0;
-            bp_pairs want;
-            if (bp_peer_exact_pairs(peer, boxes, &got, &count) != 0) {
-                fprintf(stderr, "broadphase bench: %s: out of memory filtering its pairs\n", pname);
-                goto done;
-            }
-            st = bm_lib_call(ref, o->dim, boxes, n, &want);
-            if (st != BP_OK) {
-                fprintf(stderr, "broadphase bench: reference: %s\n", bp_status_string(st));
-                goto done;
-            }
-            // bp_pair is two uint32_t: the peers' pair layout (peers.h).
-            if (!bp_peer_compare(got, count, (const uint32_t *)(const void *)want.pairs, want.count, &missing,
-                                 &extra)) {
-                if (!res->wrong) {
-                    res->wrong = true;
-                    res->wrong_frame = f;
-                    res->missing = missing;
-                    res->extra = extra;
-                }
-                ++res->wrong_frames;
-            }
-            if (f == frames) res->pairs = count;
-        }
-        if (f == frames) res->checks = bp_peer_candidates(peer);
-        if (bm_skipped_after(res, f, t, frames)) {
-            rc = 0;
-            goto done;
-        }
-    }
-    bm_finish_run(res, times, frames, mem);
-    rc = 0;
+    rc = bm_peer_frames(o, &scene, n, peer, pk, ref, boxes, vel, times, res, mem);
 done:
     bp_peer_destroy(peer);
     bp_context_destroy(ref);

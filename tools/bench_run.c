@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "peers.h"
 
 double bm_now(void) {
     struct timespec t;
@@ -114,7 +115,7 @@ bp_status bm_lib_call(bp_context *ctx, int dim, const float *boxes, size_t n, bp
 }
 
 // Mean, median and worst of the timed frames (sorts `times`).
-void bm_finish(bm_result *res, double *times, size_t frames) {
+static void bm_finish(bm_result *res, double *times, size_t frames) {
     double total = 0.0, worst = 0.0;
     for (size_t f = 0; f < frames; ++f) {
         total += times[f];
@@ -127,19 +128,69 @@ void bm_finish(bm_result *res, double *times, size_t frames) {
     res->outcome = BM_RAN;
 }
 
-bool bm_skipped_after(bm_result *res, size_t f, double t, size_t frames) {
-    if (f != 1 || !(t > BM_SKIP_SECONDS) || frames <= 1) return false;
-    res->outcome = BM_SKIPPED;
-    res->estimate_s = t;
-    return true;
-}
-
-void bm_finish_run(bm_result *res, double *times, size_t frames, const bm_mem *mem) {
+bool bm_frame_end(bm_result *res, double *times, size_t f, double t, size_t frames, const bm_mem *mem) {
+    if (f > 0) times[f - 1] = t * 1e3;
+    // A row not caught by an estimate: the first timed frame decides.
+    if (f == 1 && t > BM_SKIP_SECONDS && frames > 1) {
+        res->outcome = BM_SKIPPED;
+        res->estimate_s = t;
+        return true;
+    }
+    if (f < frames) return false;
     bm_finish(res, times, frames);
     if (mem) {
         res->peak_bytes = bm_mem_peak(mem);
         res->peak_known = true;
     }
+    return true;
+}
+
+bool bm_skip_estimated(bm_result *res, const bm_method *m, const float *boxes, size_t n, int dim) {
+    double estimate = bm_stateless_estimate(m, boxes, n, dim);
+    if (estimate < BM_SKIP_SECONDS) return false;
+    res->outcome = BM_SKIPPED;
+    res->estimate_s = estimate;
+    return true;
+}
+
+bp_status bm_reference_create(int dim, bp_method method, bp_context **ref) {
+    bp_context_def def = bp_default_context_def();
+    def.dimension = dim;
+    def.method = method;
+    def.sort_pairs = true;  // bm_compare and bp_peer_compare want (i, j) order
+    bp_status st = bp_context_create(&def, ref);
+    if (st != BP_OK)
+        fprintf(stderr, "broadphase bench: cannot create the reference context: %s\n", bp_status_string(st));
+    return st;
+}
+
+int bm_peer_outcome(int prc, bm_result *res, const char *peer, const char *scene, size_t n, size_t f) {
+    if (prc == 0) return 0;
+    if (prc == BP_PEER_TOO_SLOW) {
+        res->outcome = BM_SKIPPED;
+        res->estimate_s = 0.0;  // stopped at the limit: only "over 5 s" is known
+        return 1;
+    }
+    fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu failed (out of memory?)\n", peer, scene, n, f);
+    return -1;
+}
+
+int bm_scene_start(bm_result *res, bp_scene *scene, const bm_opts *o, bp_scene_kind kind, size_t n) {
+    memset(res, 0, sizeof *res);
+    res->outcome = BM_FAILED;
+    if (bp_scene_init_kind(scene, kind, n, o->dim, o->seed) == 0) return 0;
+    fprintf(stderr, "broadphase bench: cannot build scene %s with N = %zu (out of memory?)\n", bp_scene_name(kind), n);
+    return -1;
+}
+
+void bm_mark_wrong(bm_result *res, size_t f, size_t missing, size_t extra) {
+    if (!res->wrong) {
+        res->wrong = true;
+        res->wrong_frame = f;
+        res->missing = missing;
+        res->extra = extra;
+    }
+    ++res->wrong_frames;
 }
 
 bool bm_available(const bm_method *m) {
@@ -200,6 +251,17 @@ bp_status bm_stateless_step(bm_stateless *s, const float *boxes, size_t n, const
     return st;
 }
 
+bp_status bm_stateless_timed(bm_stateless *s, const float *boxes, size_t slots, const char *scene, size_t n, size_t f,
+                             const bp_pair **pairs, size_t *count, double *t) {
+    double t0 = bm_now();
+    bp_status st = bm_stateless_step(s, boxes, slots, pairs, count);
+    *t = bm_now() - t0;
+    if (st != BP_OK)
+        fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s\n", s->m->name, scene, n, f,
+                bp_status_string(st));
+    return st;
+}
+
 uint64_t bm_stateless_checks(const bm_stateless *s) {
     if (s->m->kind == BM_NAIVE) return s->naive.checks;
     if (s->m->kind == BM_MEMCPY) return 0;
@@ -225,17 +287,58 @@ double bm_stateless_estimate(const bm_method *m, const float *boxes, size_t n, i
     return -1.0;
 }
 
+// --check of frame f: the reference's pairs against the method's. Returns 0, 1 on a mismatch
+// (printed), -1 on an error (message printed).
+static int bm_check_frame(const bm_opts *o, bp_context *ref, const char *sname, size_t n, const bm_method *m, size_t f,
+                          const float *boxes, const bp_pair *pairs, size_t count, bm_scratch *sc) {
+    const char *ref_name = n <= BM_CHECK_BRUTE_MAX ? "brute" : "sweep";
+    bp_pairs want;
+    bp_status st = bm_lib_call(ref, o->dim, boxes, n, &want);
+    if (st != BP_OK) {
+        fprintf(stderr, "broadphase bench: reference %s: %s\n", ref_name, bp_status_string(st));
+        return -1;
+    }
+    char where[160];
+    snprintf(where, sizeof where, "scene %s dim %d N %zu method %s frame %zu", sname, o->dim, n, m->name, f);
+    int c = bm_compare(pairs, count, want.pairs, want.count, sc, where, ref_name);
+    if (c < 0) fprintf(stderr, "broadphase bench: out of memory in --check\n");
+    return c;
+}
+
+// The frames of bm_run: frame 0 untimed, then each step timed around the method's call alone.
+// `ref` (--check) or NULL. Returns as bm_run.
+static int bm_run_frames(const bm_opts *o, bp_scene *scene, size_t n, bm_stateless *run, bp_context *ref,
+                         float *boxes, double *times, bm_result *res, bm_scratch *sc, bm_mem *mem) {
+    const char *sname = bp_scene_name(scene->kind);
+    const size_t frames = (size_t)o->frames;
+    bool mismatch = false;
+    for (size_t f = 0;; ++f) {
+        if (f > 0) {
+            bp_scene_step(scene);
+            bp_scene_boxes(scene, boxes);
+        }
+        const bp_pair *pairs;
+        size_t count;
+        double t;
+        if (bm_stateless_timed(run, boxes, n, sname, n, f, &pairs, &count, &t) != BP_OK) return -1;
+        if (ref && !mismatch) {
+            int c = bm_check_frame(o, ref, sname, n, run->m, f, boxes, pairs, count, sc);
+            if (c < 0) return -1;
+            mismatch = c > 0;
+        }
+        if (f == frames) {
+            res->pairs = count;
+            res->checks = bm_stateless_checks(run);
+        }
+        if (bm_frame_end(res, times, f, t, frames, mem)) return mismatch ? 1 : 0;
+    }
+}
+
 // Runs one stateless method on one stateless scene/N (bench.h).
 int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_method *m, bm_result *res, bm_scratch *sc,
            bm_mem *mem) {
-    memset(res, 0, sizeof *res);
-    res->outcome = BM_FAILED;
-    const char *sname = bp_scene_name(kind);
     bp_scene scene;
-    if (bp_scene_init_kind(&scene, kind, n, o->dim, o->seed) != 0) {
-        fprintf(stderr, "broadphase bench: cannot build scene %s with N = %zu (out of memory?)\n", sname, n);
-        return -1;
-    }
+    if (bm_scene_start(res, &scene, o, kind, n) != 0) return -1;
     int rc = -1;
     size_t frames = (size_t)o->frames;
     float *boxes = malloc(n * 2 * (size_t)o->dim * sizeof *boxes);
@@ -251,74 +354,15 @@ int bm_run(const bm_opts *o, bp_scene_kind kind, size_t n, const bm_method *m, b
     if (mem) bm_mem_start(mem);
 
     // Skip what would surely take too long, before spending the time.
-    double estimate = bm_stateless_estimate(m, boxes, n, o->dim);
-    if (estimate >= BM_SKIP_SECONDS) {
-        res->outcome = BM_SKIPPED;
-        res->estimate_s = estimate;
+    if (bm_skip_estimated(res, m, boxes, n, o->dim)) {
         rc = 0;
         goto done;
     }
     if (bm_stateless_init(&run, m, o, n) != 0) goto done;
-    bp_status st;
-    const char *ref_name = n <= BM_CHECK_BRUTE_MAX ? "brute" : "sweep";
     bool check = o->check && !mem && m->kind != BM_MEMCPY;  // memcpy finds no pairs
-    if (check) {
-        bp_context_def def = bp_default_context_def();
-        def.dimension = o->dim;
-        def.method = n <= BM_CHECK_BRUTE_MAX ? BP_METHOD_BRUTE : BP_METHOD_SWEEP;
-        def.sort_pairs = true;
-        st = bp_context_create(&def, &ref);
-        if (st != BP_OK) {
-            fprintf(stderr, "broadphase bench: cannot create the reference context: %s\n", bp_status_string(st));
-            goto done;
-        }
-    }
-
-    bool mismatch = false;
-    for (size_t f = 0; f <= frames; ++f) {
-        if (f > 0) {
-            bp_scene_step(&scene);
-            bp_scene_boxes(&scene, boxes);
-        }
-        const bp_pair *pairs;
-        size_t count;
-        double t0 = bm_now();
-        st = bm_stateless_step(&run, boxes, n, &pairs, &count);
-        double t = bm_now() - t0;
-        if (st != BP_OK) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s\n", m->name, sname, n, f,
-                    bp_status_string(st));
-            goto done;
-        }
-        if (f > 0) times[f - 1] = t * 1e3;
-        if (check && !mismatch) {
-            bp_pairs want;
-            st = bm_lib_call(ref, o->dim, boxes, n, &want);
-            if (st != BP_OK) {
-                fprintf(stderr, "broadphase bench: reference %s: %s\n", ref_name, bp_status_string(st));
-                goto done;
-            }
-            char where[160];
-            snprintf(where, sizeof where, "scene %s dim %d N %zu method %s frame %zu", sname, o->dim, n, m->name, f);
-            int c = bm_compare(pairs, count, want.pairs, want.count, sc, where, ref_name);
-            if (c < 0) {
-                fprintf(stderr, "broadphase bench: out of memory in --check\n");
-                goto done;
-            }
-            if (c > 0) mismatch = true;
-        }
-        if (f == frames) {
-            res->pairs = count;
-            res->checks = bm_stateless_checks(&run);
-        }
-        // A method not caught by the estimate: the first timed frame decides.
-        if (bm_skipped_after(res, f, t, frames)) {
-            rc = mismatch ? 1 : 0;
-            goto done;
-        }
-    }
-    bm_finish_run(res, times, frames, mem);
-    rc = mismatch ? 1 : 0;
+    if (check && bm_reference_create(o->dim, n <= BM_CHECK_BRUTE_MAX ? BP_METHOD_BRUTE : BP_METHOD_SWEEP, &ref) != BP_OK)
+        goto done;
+    rc = bm_run_frames(o, &scene, n, &run, ref, boxes, times, res, sc, mem);
 done:
     bm_stateless_free(&run);
     bp_context_destroy(ref);

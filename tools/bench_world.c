@@ -118,6 +118,77 @@ static void bw_where(char *buf, size_t size, const bm_opts *o, int scene, size_t
     snprintf(buf, size, "scene %s dim %d N %zu method %s frame %zu", bm_scene_name(scene), o->dim, n, row, f);
 }
 
+// --check of a world row's frame f: its pairs, begins and ends against the reference world's.
+// Returns 0, 1 on a mismatch (printed), -1 on an error (message printed).
+static int bw_check_world(const bm_opts *o, bp_wref *ref, const bw_source *src, size_t n, const char *row, size_t f,
+                          const bp_wdrive *d, bw_pairs *got) {
+    if (bw_ref_frame(ref, src, f) != 0) {
+        fprintf(stderr, "broadphase bench: the reference world ran out of memory\n");
+        return -1;
+    }
+    char where[200];
+    bw_where(where, sizeof where, o, src->scene, n, row, f);
+    bp_world_pairs pairs;
+    const bp_world_pairs *lists[3] = {&pairs, &d->events.begins, &d->events.ends};
+    static const char *const names[3] = {"pairs", "begins", "ends"};
+    bp_status st = bp_world_get_pairs(d->world, &pairs);
+    if (st != BP_OK) {
+        fprintf(stderr, "broadphase bench: bp_world_get_pairs: %s\n", bp_status_string(st));
+        return -1;
+    }
+    size_t nw[3], missing = 0, extra = 0;
+    const bp_wref_pair *want[3] = {bp_wref_pairs(ref, &nw[0]), bp_wref_begins(ref, &nw[1]), bp_wref_ends(ref, &nw[2])};
+    for (int k = 0; k < 3; ++k) {
+        size_t c = bp_wdrive_user_pairs(lists[k], &got->p, &got->cap);
+        if (c == (size_t)-1) {
+            fprintf(stderr, "broadphase bench: out of memory in --check\n");
+            return -1;
+        }
+        if (!bw_same(got->p, c, want[k], nw[k], names[k], where, true, &missing, &extra)) return 1;
+    }
+    return 0;
+}
+
+// The frames of a BM_WORLD row: the scene's changes prepared, then applied (the timed calls).
+// `ref` (--check) or NULL. Returns as bm_run.
+static int bw_world_frames(const bm_opts *o, bw_source *src, size_t n, const bm_method *m, bp_wdrive *d,
+                           bp_wref *ref, bw_pairs *got, double *times, bm_result *res, bm_mem *mem) {
+    const size_t frames = (size_t)o->frames;
+    bool mismatch = false;
+    for (size_t f = 0;; ++f) {
+        if (f > 0) bw_step(src);
+        if (src->world) {
+            if (f == 0) bp_wdrive_prepare_wscene_start(d, &src->ws);
+            else bp_wdrive_prepare_wscene_step(d, &src->ws);
+        } else {
+            if (f == 0) bp_wdrive_prepare_scene_start(d, &src->s);
+            else bp_wdrive_prepare_scene_step(d, &src->s);
+        }
+        double t0 = bm_now();
+        bp_status st = bp_wdrive_apply(d);
+        double t = bm_now() - t0;
+        if (st != BP_OK) {
+            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s: %s\n", m->name,
+                    bm_scene_name(src->scene), n, f, d->failed_call, bp_status_string(st));
+            return -1;
+        }
+        bp_wdrive_commit(d);
+        if (ref && !mismatch) {
+            int c = bw_check_world(o, ref, src, n, m->name, f, d, got);
+            if (c < 0) return -1;
+            mismatch = c > 0;
+        }
+        if (f == frames) {
+            bp_world_stats stats;
+            if (bp_world_get_stats(d->world, &stats) == BP_OK) {
+                res->pairs = stats.pairs;
+                res->checks = stats.checks;
+            }
+        }
+        if (bm_frame_end(res, times, f, t, frames, mem)) return mismatch ? 1 : 0;
+    }
+}
+
 // A BM_WORLD row: the world through the scene's changes, in batches.
 static int bw_run_world_row(const bm_opts *o, bw_source *src, size_t n, const bm_method *m, bm_result *res,
                             bm_mem *mem) {
@@ -143,73 +214,66 @@ static int bw_run_world_row(const bm_opts *o, bw_source *src, size_t n, const bm
         fprintf(stderr, "broadphase bench: %s: cannot create a world: %s\n", m->name, bp_status_string(st));
         goto done;
     }
-    bool mismatch = false;
-    for (size_t f = 0; f <= frames; ++f) {
-        if (f > 0) bw_step(src);
-        if (src->world) {
-            if (f == 0) bp_wdrive_prepare_wscene_start(&d, &src->ws);
-            else bp_wdrive_prepare_wscene_step(&d, &src->ws);
-        } else {
-            if (f == 0) bp_wdrive_prepare_scene_start(&d, &src->s);
-            else bp_wdrive_prepare_scene_step(&d, &src->s);
-        }
-        double t0 = bm_now();
-        st = bp_wdrive_apply(&d);
-        double t = bm_now() - t0;
-        if (st != BP_OK) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s: %s\n", m->name,
-                    bm_scene_name(src->scene), n, f, d.failed_call, bp_status_string(st));
-            goto done;
-        }
-        bp_wdrive_commit(&d);
-        if (f > 0) times[f - 1] = t * 1e3;
-        if (check && !mismatch) {
-            if (bw_ref_frame(ref, src, f) != 0) {
-                fprintf(stderr, "broadphase bench: the reference world ran out of memory\n");
-                goto done;
-            }
-            char where[200];
-            bw_where(where, sizeof where, o, src->scene, n, m->name, f);
-            bp_world_pairs pairs;
-            const bp_world_pairs *lists[3] = {&pairs, &d.events.begins, &d.events.ends};
-            static const char *const names[3] = {"pairs", "begins", "ends"};
-            st = bp_world_get_pairs(d.world, &pairs);
-            if (st != BP_OK) {
-                fprintf(stderr, "broadphase bench: bp_world_get_pairs: %s\n", bp_status_string(st));
-                goto done;
-            }
-            size_t nw[3], missing = 0, extra = 0;
-            const bp_wref_pair *want[3] = {bp_wref_pairs(ref, &nw[0]), bp_wref_begins(ref, &nw[1]),
-                                           bp_wref_ends(ref, &nw[2])};
-            for (int k = 0; k < 3 && !mismatch; ++k) {
-                size_t c = bp_wdrive_user_pairs(lists[k], &got.p, &got.cap);
-                if (c == (size_t)-1) {
-                    fprintf(stderr, "broadphase bench: out of memory in --check\n");
-                    goto done;
-                }
-                mismatch = !bw_same(got.p, c, want[k], nw[k], names[k], where, true, &missing, &extra);
-            }
-        }
-        if (f == frames) {
-            bp_world_stats stats;
-            if (bp_world_get_stats(d.world, &stats) == BP_OK) {
-                res->pairs = stats.pairs;
-                res->checks = stats.checks;
-            }
-        }
-        if (bm_skipped_after(res, f, t, frames)) {
-            rc = mismatch ? 1 : 0;
-            goto done;
-        }
-    }
-    bm_finish_run(res, times, frames, mem);
-    rc = mismatch ? 1 : 0;
+    rc = bw_world_frames(o, src, n, m, &d, ref, &got, times, res, mem);
 done:
     bp_wdrive_free(&d);
     bp_wref_destroy(ref);
     free(got.p);
     free(times);
     return rc;
+}
+
+// After timing: the scene's pairs only (never two static objects, filters applied), named by
+// serials. False when out of memory (message printed).
+static bool bw_keep(const bw_source *src, const bp_pair *pairs, size_t count, bw_pairs *kept) {
+    kept->count = 0;
+    for (size_t k = 0; k < count; ++k) {
+        uint32_t i = pairs[k].i, j = pairs[k].j;
+        if (src->world && !bp_wscene_counts(&src->ws, i, j)) continue;
+        if (!bw_push(kept, bw_serial(src, i), bw_serial(src, j))) {
+            fprintf(stderr, "broadphase bench: out of memory\n");
+            return false;
+        }
+    }
+    return true;
+}
+
+// The frames of a stateless row on a world scene: every box each frame, the stateless call
+// timed. `ref` (--check) or NULL. Returns as bm_run.
+static int bw_stateless_frames(const bm_opts *o, bw_source *src, size_t n, bm_stateless *run, bp_wref *ref,
+                               bw_pairs *kept, float *boxes, double *times, bm_result *res, bm_mem *mem) {
+    const size_t frames = (size_t)o->frames, slots = src->n;
+    const bm_method *m = run->m;
+    bool mismatch = false;
+    for (size_t f = 0;; ++f) {
+        if (f > 0) {
+            bw_step(src);
+            bw_boxes(src, boxes);
+        }
+        const bp_pair *pairs;
+        size_t count;
+        double t;
+        if (bm_stateless_timed(run, boxes, slots, bm_scene_name(src->scene), n, f, &pairs, &count, &t) != BP_OK)
+            return -1;
+        if (!bw_keep(src, pairs, count, kept)) return -1;
+        if (ref && !mismatch) {
+            if (bw_ref_frame(ref, src, f) != 0) {
+                fprintf(stderr, "broadphase bench: the reference world ran out of memory\n");
+                return -1;
+            }
+            bp_wref_sort(kept->p, kept->count);
+            char where[200];
+            bw_where(where, sizeof where, o, src->scene, n, m->name, f);
+            size_t nw, missing = 0, extra = 0;
+            const bp_wref_pair *want = bp_wref_pairs(ref, &nw);
+            mismatch = !bw_same(kept->p, kept->count, want, nw, "pairs", where, true, &missing, &extra);
+        }
+        if (f == frames) {
+            res->pairs = m->kind == BM_MEMCPY ? 0 : kept->count;
+            res->checks = bm_stateless_checks(run);
+        }
+        if (bm_frame_end(res, times, f, t, frames, mem)) return mismatch ? 1 : 0;
+    }
 }
 
 // A stateless row on a world scene: every box each frame; after timing, the pairs the scene
@@ -231,64 +295,12 @@ static int bw_run_stateless_row(const bm_opts *o, bw_source *src, size_t n, cons
     }
     bw_boxes(src, boxes);
     if (mem) bm_mem_start(mem);
-    double estimate = bm_stateless_estimate(m, boxes, slots, o->dim);
-    if (estimate >= BM_SKIP_SECONDS) {
-        res->outcome = BM_SKIPPED;
-        res->estimate_s = estimate;
+    if (bm_skip_estimated(res, m, boxes, slots, o->dim)) {
         rc = 0;
         goto done;
     }
     if (bm_stateless_init(&run, m, o, slots) != 0) goto done;
-    bool mismatch = false;
-    for (size_t f = 0; f <= frames; ++f) {
-        if (f > 0) {
-            bw_step(src);
-            bw_boxes(src, boxes);
-        }
-        const bp_pair *pairs;
-        size_t count;
-        double t0 = bm_now();
-        bp_status st = bm_stateless_step(&run, boxes, slots, &pairs, &count);
-        double t = bm_now() - t0;
-        if (st != BP_OK) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu: %s\n", m->name, bm_scene_name(src->scene),
-                    n, f, bp_status_string(st));
-            goto done;
-        }
-        if (f > 0) times[f - 1] = t * 1e3;
-        // After timing: the scene's pairs only (never two static objects, filters applied).
-        kept.count = 0;
-        for (size_t k = 0; k < count; ++k) {
-            uint32_t i = pairs[k].i, j = pairs[k].j;
-            if (src->world && !bp_wscene_counts(&src->ws, i, j)) continue;
-            if (!bw_push(&kept, bw_serial(src, i), bw_serial(src, j))) {
-                fprintf(stderr, "broadphase bench: out of memory\n");
-                goto done;
-            }
-        }
-        if (check && !mismatch) {
-            if (bw_ref_frame(ref, src, f) != 0) {
-                fprintf(stderr, "broadphase bench: the reference world ran out of memory\n");
-                goto done;
-            }
-            bp_wref_sort(kept.p, kept.count);
-            char where[200];
-            bw_where(where, sizeof where, o, src->scene, n, m->name, f);
-            size_t nw, missing = 0, extra = 0;
-            const bp_wref_pair *want = bp_wref_pairs(ref, &nw);
-            mismatch = !bw_same(kept.p, kept.count, want, nw, "pairs", where, true, &missing, &extra);
-        }
-        if (f == frames) {
-            res->pairs = m->kind == BM_MEMCPY ? 0 : kept.count;
-            res->checks = bm_stateless_checks(&run);
-        }
-        if (bm_skipped_after(res, f, t, frames)) {
-            rc = mismatch ? 1 : 0;
-            goto done;
-        }
-    }
-    bm_finish_run(res, times, frames, mem);
-    rc = mismatch ? 1 : 0;
+    rc = bw_stateless_frames(o, src, n, &run, ref, &kept, boxes, times, res, mem);
 done:
     bm_stateless_free(&run);
     bp_wref_destroy(ref);
@@ -309,17 +321,20 @@ int bm_run_world(const bm_opts *o, int scene, size_t n, const bm_method *m, bm_r
     return rc;
 }
 
+// Slot k of the world scene added to a world peer.
+static inline int bw_peer_add(void *w, const bp_wscene *s, size_t k, float *box) {
+    bp_wscene_box(s, k, box);
+    return bp_wpeer_add(w, (uint32_t)k, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
+                        bp_wscene_mask(s, k));
+}
+
 // One frame's calls on a world peer: the moved slots, then the dead removed and the born added
 // (the order bp_wdrive uses), then the update.
 static int bw_peer_frame(void *w, const bp_wscene *s, size_t f, float *box, float *vel) {
     const size_t d = (size_t)s->dim;
     int prc = 0;
     if (f == 0) {
-        for (size_t k = 0; k < s->n && prc == 0; ++k) {
-            bp_wscene_box(s, k, box);
-            prc = bp_wpeer_add(w, (uint32_t)k, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
-                               bp_wscene_mask(s, k));
-        }
+        for (size_t k = 0; k < s->n && prc == 0; ++k) prc = bw_peer_add(w, s, k, box);
     } else {
         for (size_t m = 0; m < s->nmoved && prc == 0; ++m) {
             size_t k = s->moved[m];
@@ -328,23 +343,67 @@ static int bw_peer_frame(void *w, const bp_wscene *s, size_t f, float *box, floa
             prc = bp_wpeer_move(w, (uint32_t)k, box, vel);
         }
         for (size_t m = 0; m < s->nrespawned && prc == 0; ++m) prc = bp_wpeer_remove(w, s->respawned[m]);
-        for (size_t m = 0; m < s->nrespawned && prc == 0; ++m) {
-            size_t k = s->respawned[m];
-            bp_wscene_box(s, k, box);
-            prc = bp_wpeer_add(w, (uint32_t)k, s->serial[k], box, bp_wscene_is_static(s, k), bp_wscene_category(s, k),
-                               bp_wscene_mask(s, k));
-        }
+        for (size_t m = 0; m < s->nrespawned && prc == 0; ++m) prc = bw_peer_add(w, s, s->respawned[m], box);
     }
     return prc == 0 ? bp_wpeer_update(w) : prc;
+}
+
+// After timing frame f: the peer's pairs, begins and ends against the reference world's; a
+// difference marks the result wrong. Returns 0, or -1 on an error (message printed).
+static int bw_compare_wpeer(bp_wref *ref, const bw_source *src, size_t f, const bp_wpeer_pair *const *lists,
+                            const size_t *counts, bm_result *res) {
+    if (bw_ref_frame(ref, src, f) != 0) {
+        fprintf(stderr, "broadphase bench: the reference world ran out of memory\n");
+        return -1;
+    }
+    size_t nw[3], missing = 0, extra = 0;
+    const bp_wref_pair *want[3] = {bp_wref_pairs(ref, &nw[0]), bp_wref_begins(ref, &nw[1]), bp_wref_ends(ref, &nw[2])};
+    bool same = true;
+    for (int k = 0; k < 3; ++k) {
+        // bp_wpeer_pair and bp_wref_pair are both two uint64_t (a < b).
+        const bp_wref_pair *got = (const bp_wref_pair *)(const void *)lists[k];
+        same &= bw_same(got, counts[k], want[k], nw[k], "", "", false, &missing, &extra);
+    }
+    if (!same) bm_mark_wrong(res, f, missing, extra);
+    return 0;
+}
+
+// The frames of a world peer: each frame's calls timed. `ref` NULL with `mem` (no comparison).
+// Returns 0, or -1 on an error (message printed).
+static int bw_wpeer_frames(const bm_opts *o, bw_source *src, size_t n, void *w, size_t pk, bp_wref *ref,
+                           double *times, bm_result *res, bm_mem *mem) {
+    const size_t frames = (size_t)o->frames;
+    const char *pname = bp_peer_name(pk);
+    float box[6], vel[3];
+    for (size_t f = 0;; ++f) {
+        if (f > 0) bw_step(src);
+        bm_watchdog_arm(BM_SKIP_SECONDS);
+        double t0 = bm_now();
+        int prc = bw_peer_frame(w, &src->ws, f, box, vel);
+        double t = bm_now() - t0;
+        bm_watchdog_arm(0.0);
+        int end = bm_peer_outcome(prc, res, pname, bm_scene_name(src->scene), n, f);
+        if (end != 0) return end > 0 ? 0 : -1;
+        const bp_wpeer_pair *lists[3];
+        size_t counts[3];
+        if (bp_wpeer_results(w, &lists[0], &counts[0], &lists[1], &counts[1], &lists[2], &counts[2]) != 0) {
+            fprintf(stderr, "broadphase bench: %s: out of memory sorting its results\n", pname);
+            return -1;
+        }
+        if (!mem && bw_compare_wpeer(ref, src, f, lists, counts, res) != 0) return -1;
+        if (f == frames) {
+            res->pairs = counts[0];
+            res->checks = bp_wpeer_candidates(w);
+        }
+        if (bm_frame_end(res, times, f, t, frames, mem)) return 0;
+    }
 }
 
 int bm_run_world_peer(const bm_opts *o, bp_wscene_kind kind, size_t n, size_t pk, bm_result *res, bm_mem *mem) {
     memset(res, 0, sizeof *res);
     res->outcome = BM_FAILED;
-    const int scene = BP_SCENE_COUNT + (int)kind;
-    const char *pname = bp_peer_name(pk);
     bw_source src;
-    if (bw_init(&src, o, scene, n) != 0) return -1;
+    if (bw_init(&src, o, BP_SCENE_COUNT + (int)kind, n) != 0) return -1;
     const size_t frames = (size_t)o->frames;
     int rc = -1;
     double *times = malloc(frames * sizeof *times);
@@ -355,74 +414,16 @@ int bm_run_world_peer(const bm_opts *o, bp_wscene_kind kind, size_t n, size_t pk
         goto done;
     }
     if (mem) bm_mem_start(mem);
-    float lo[3] = {0.0f, 0.0f, 0.0f}, hi[3], box[6], vel[3];
+    float lo[3] = {0.0f, 0.0f, 0.0f}, hi[3];
     for (int a = 0; a < 3; ++a) hi[a] = (float)src.ws.world;
     w = bp_wpeer_create(pk, o->dim, src.n, lo, hi);
     if (!w) {
-        fprintf(stderr, "broadphase bench: %s: cannot create its world for N = %zu in %dD\n", pname, n, o->dim);
+        fprintf(stderr, "broadphase bench: %s: cannot create its world for N = %zu in %dD\n", bp_peer_name(pk), n,
+                o->dim);
         goto done;
     }
     bp_wpeer_set_time_limit(w, BM_SKIP_SECONDS);
-    for (size_t f = 0; f <= frames; ++f) {
-        if (f > 0) bw_step(&src);
-        bm_watchdog_arm(BM_SKIP_SECONDS);
-        double t0 = bm_now();
-        int prc = bw_peer_frame(w, &src.ws, f, box, vel);
-        double t = bm_now() - t0;
-        bm_watchdog_arm(0.0);
-        if (prc == BP_PEER_TOO_SLOW) {
-            res->outcome = BM_SKIPPED;
-            res->estimate_s = 0.0;  // stopped at the limit: only "over 5 s" is known
-            rc = 0;
-            goto done;
-        }
-        if (prc != 0) {
-            fprintf(stderr, "broadphase bench: %s on %s N = %zu frame %zu failed (out of memory?)\n", pname,
-                    bm_scene_name(scene), n, f);
-            goto done;
-        }
-        if (f > 0) times[f - 1] = t * 1e3;
-        const bp_wpeer_pair *lists[3];
-        size_t counts[3];
-        if (bp_wpeer_results(w, &lists[0], &counts[0], &lists[1], &counts[1], &lists[2], &counts[2]) != 0) {
-            fprintf(stderr, "broadphase bench: %s: out of memory sorting its results\n", pname);
-            goto done;
-        }
-        if (!mem) {
-            if (bw_ref_frame(ref, &src, f) != 0) {
-                fprintf(stderr, "broadphase bench: the reference world ran out of memory\n");
-                goto done;
-            }
-            size_t nw[3], missing = 0, extra = 0;
-            const bp_wref_pair *want[3] = {bp_wref_pairs(ref, &nw[0]), bp_wref_begins(ref, &nw[1]),
-                                           bp_wref_ends(ref, &nw[2])};
-            bool same = true;
-            for (int k = 0; k < 3; ++k) {
-                // bp_wpeer_pair and bp_wref_pair are both two uint64_t (a < b).
-                const bp_wref_pair *got = (const bp_wref_pair *)(const void *)lists[k];
-                same &= bw_same(got, counts[k], want[k], nw[k], "", "", false, &missing, &extra);
-            }
-            if (!same) {
-                if (!res->wrong) {
-                    res->wrong = true;
-                    res->wrong_frame = f;
-                    res->missing = missing;
-                    res->extra = extra;
-                }
-                ++res->wrong_frames;
-            }
-        }
-        if (f == frames) {
-            res->pairs = counts[0];
-            res->checks = bp_wpeer_candidates(w);
-        }
-        if (bm_skipped_after(res, f, t, frames)) {
-            rc = 0;
-            goto done;
-        }
-    }
-    bm_finish_run(res, times, frames, mem);
-    rc = 0;
+    rc = bw_wpeer_frames(o, &src, n, w, pk, ref, times, res, mem);
 done:
     bp_wpeer_destroy(w);
     bp_wref_destroy(ref);

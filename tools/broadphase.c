@@ -192,6 +192,50 @@ static int bp_unknown_option(const char *cmd, const char *opt) {
     return BP_EXIT_USAGE;
 }
 
+// An option handler of bp_parse_command: the option at a->k. Returns BP_EXIT_OK, or the exit
+// status (message printed).
+typedef int bp_option_fn(bp_args *a, void *user);
+
+// The arguments of `pairs` and `query`: options (to `option`), and at most one input file
+// (*path; "-" is stdin); after "--" every argument is a file. Returns BP_EXIT_OK or the exit status.
+static int bp_parse_command(int argc, char **argv, const char *cmd, bp_option_fn *option, void *user,
+                            const char **path) {
+    bool only_files = false;
+    bp_args a = {argc, argv, 2, NULL};
+    for (; a.k < argc; ++a.k) {
+        const char *s = argv[a.k];
+        if (!only_files && strcmp(s, "--") == 0) {
+            only_files = true;
+            continue;
+        }
+        if (!only_files && s[0] == '-' && s[1] != '\0') {
+            int rc = option(&a, user);
+            if (rc != BP_EXIT_OK) return rc;
+            continue;
+        }
+        if (*path) {
+            fprintf(stderr, "broadphase %s: more than one input file ('%s', '%s')\n", cmd, *path, s);
+            return BP_EXIT_USAGE;
+        }
+        *path = s;
+    }
+    return BP_EXIT_OK;
+}
+
+// stdout through a bp_out; false (message printed) when out of memory.
+static bool bp_out_stdout(bp_out *out) {
+    if (bp_out_open(out, stdout)) return true;
+    fprintf(stderr, "broadphase: out of memory\n");
+    return false;
+}
+
+// Closes bp_out_stdout's writer: BP_EXIT_OK, or BP_EXIT_FAIL (message printed) when a write failed.
+static int bp_out_finish(bp_out *out) {
+    if (bp_out_close(out)) return BP_EXIT_OK;
+    fprintf(stderr, "broadphase: error writing the output\n");
+    return BP_EXIT_FAIL;
+}
+
 static bp_context *bp_pairs_context(const bp_input *in, bp_method method, bool sorted, int workers) {
     bp_context_def def = bp_default_context_def();
     def.dimension = in->dim;
@@ -272,6 +316,57 @@ static int bp_pairs_unsorted(const bp_input *in, bp_method method, int workers) 
     return BP_EXIT_OK;
 }
 
+typedef struct bp_pairs_args {
+    bp_input *in;  // dim and circles
+    bp_method method;
+    int workers;
+    bool unsorted;
+} bp_pairs_args;
+
+static int bp_pairs_option(bp_args *a, void *user) {
+    bp_pairs_args *p = user;
+    const char *s = a->argv[a->k], *v;
+    if (bp_arg_is(a, "--method")) {
+        if (!(v = bp_arg_value(a, "--method")) || !bp_cli_method(v, &p->method)) return BP_EXIT_USAGE;
+    } else if (bp_arg_is(a, "--dim")) {
+        if (!(v = bp_arg_value(a, "--dim")) || !bp_parse_dim(v, &p->in->dim)) return BP_EXIT_USAGE;
+    } else if (bp_arg_is(a, "--threads")) {
+        uint64_t t;
+        if (!(v = bp_arg_value(a, "--threads"))) return BP_EXIT_USAGE;
+        if (!bp_parse_u64(v, &t) || t < 1 || t > BP_MAX_WORKERS) {
+            fprintf(stderr, "broadphase pairs: --threads wants a worker count from 1 to %d, not '%s'\n", BP_MAX_WORKERS,
+                    v);
+            return BP_EXIT_USAGE;
+        }
+        p->workers = (int)t;
+    } else if (strcmp(s, "--circles") == 0) {
+        p->in->circles = true;
+    } else if (strcmp(s, "--unsorted") == 0) {
+        p->unsorted = true;
+    } else {
+        return bp_unknown_option("pairs", s);
+    }
+    return BP_EXIT_OK;
+}
+
+// The sorted pairs of the loaded input on stdout. Returns the exit status (message printed).
+static int bp_pairs_sorted(const bp_input *in, bp_method method, int workers) {
+    bp_context *ctx = NULL;
+    bp_pairs pairs;
+    int rc = bp_run_pairs(in, method, true, workers, &ctx, &pairs);
+    if (rc != 0) return rc;
+    bp_out out;
+    if (bp_out_stdout(&out)) {
+        bp_stream s = {&out, in};
+        bp_stream_pairs(pairs.pairs, pairs.count, &s);
+        rc = bp_out_finish(&out);
+    } else {
+        rc = BP_EXIT_FAIL;
+    }
+    bp_context_destroy(ctx);
+    return rc;
+}
+
 static int bp_cmd_pairs(int argc, char **argv) {
     if (bp_help_asked(argc, argv)) {
         fputs(bp_usage_pairs, stdout);
@@ -280,87 +375,14 @@ static int bp_cmd_pairs(int argc, char **argv) {
     bp_input in;
     memset(&in, 0, sizeof in);
     in.dim = 2;
-    bp_method method = BP_METHOD_AUTO;
-    int workers = 1;
-    bool unsorted = false;
+    bp_pairs_args p = {&in, BP_METHOD_AUTO, 1, false};
     const char *path = NULL;
-    bool only_files = false;
-    bp_args a = {argc, argv, 2, NULL};
-    for (; a.k < argc; ++a.k) {
-        const char *s = argv[a.k];
-        if (!only_files && strcmp(s, "--") == 0) {
-            only_files = true;
-            continue;
-        }
-        if (!only_files && s[0] == '-' && s[1] != '\0') {
-            const char *v;
-            if (bp_arg_is(&a, "--method")) {
-                if (!(v = bp_arg_value(&a, "--method")) || !bp_cli_method(v, &method)) return BP_EXIT_USAGE;
-            } else if (bp_arg_is(&a, "--dim")) {
-                if (!(v = bp_arg_value(&a, "--dim")) || !bp_parse_dim(v, &in.dim)) return BP_EXIT_USAGE;
-            } else if (bp_arg_is(&a, "--threads")) {
-                uint64_t t;
-                if (!(v = bp_arg_value(&a, "--threads"))) return BP_EXIT_USAGE;
-                if (!bp_parse_u64(v, &t) || t < 1 || t > BP_MAX_WORKERS) {
-                    fprintf(stderr, "broadphase pairs: --threads wants a worker count from 1 to %d, not '%s'\n",
-                            BP_MAX_WORKERS, v);
-                    return BP_EXIT_USAGE;
-                }
-                workers = (int)t;
-            } else if (strcmp(s, "--circles") == 0) {
-                in.circles = true;
-            } else if (strcmp(s, "--unsorted") == 0) {
-                unsorted = true;
-            } else {
-                return bp_unknown_option("pairs", s);
-            }
-            continue;
-        }
-        if (path) {
-            fprintf(stderr, "broadphase pairs: more than one input file ('%s', '%s')\n", path, s);
-            return BP_EXIT_USAGE;
-        }
-        path = s;
-    }
-    int rc = bp_load(path, &in);
-    if (rc != 0) {
-        bp_input_free(&in);
-        return rc;
-    }
-    if (unsorted) {
-        rc = bp_pairs_unsorted(&in, method, workers);
-        bp_input_free(&in);
-        return rc;
-    }
-    bp_context *ctx = NULL;
-    bp_pairs pairs;
-    rc = bp_run_pairs(&in, method, true, workers, &ctx, &pairs);
-    if (rc != 0) {
-        bp_input_free(&in);
-        return rc;
-    }
-    bp_out out;
-    if (!bp_out_open(&out, stdout)) {
-        fprintf(stderr, "broadphase: out of memory\n");
-        bp_context_destroy(ctx);
-        bp_input_free(&in);
-        return BP_EXIT_FAIL;
-    }
-    size_t dim = (size_t)in.dim, per = dim + 1;
-    for (size_t k = 0; k < pairs.count; ++k) {
-        bp_pair pr = pairs.pairs[k];
-        if (in.circles && !bp_circles_touch(in.circles_v + pr.i * per, in.circles_v + pr.j * per, dim)) continue;
-        bp_out_u32(&out, pr.i, ' ');
-        bp_out_u32(&out, pr.j, '\n');
-    }
-    bool ok = bp_out_close(&out);
-    bp_context_destroy(ctx);
+    int rc = bp_parse_command(argc, argv, "pairs", bp_pairs_option, &p, &path);
+    if (rc != BP_EXIT_OK) return rc;
+    rc = bp_load(path, &in);
+    if (rc == 0) rc = p.unsorted ? bp_pairs_unsorted(&in, p.method, p.workers) : bp_pairs_sorted(&in, p.method, p.workers);
     bp_input_free(&in);
-    if (!ok) {
-        fprintf(stderr, "broadphase: error writing the output\n");
-        return BP_EXIT_FAIL;
-    }
-    return BP_EXIT_OK;
+    return rc;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -399,121 +421,120 @@ static int bp_parse_floats(const char *s, float *v) {
     }
 }
 
-static int bp_cmd_query(int argc, char **argv) {
-    if (bp_help_asked(argc, argv)) {
-        fputs(bp_usage_query, stdout);
-        return BP_EXIT_OK;
+typedef struct bp_query_args {
+    int dim;
+    bp_method method;
+    int kind;           // BP_QUERY_*
+    const char *text;   // the shape's numbers, as given
+    const char *name;   // its option
+} bp_query_args;
+
+static int bp_query_option(bp_args *a, void *user) {
+    bp_query_args *q = user;
+    const char *s = a->argv[a->k], *v;
+    int kind = BP_QUERY_NONE;
+    const char *name = NULL;
+    if (bp_arg_is(a, "--method")) {
+        if (!(v = bp_arg_value(a, "--method")) || !bp_cli_method(v, &q->method)) return BP_EXIT_USAGE;
+    } else if (bp_arg_is(a, "--dim")) {
+        if (!(v = bp_arg_value(a, "--dim")) || !bp_parse_dim(v, &q->dim)) return BP_EXIT_USAGE;
+    } else if (bp_arg_is(a, "--box")) {
+        kind = BP_QUERY_BOX;
+        name = "--box";
+    } else if (bp_arg_is(a, "--circle")) {
+        kind = BP_QUERY_CIRCLE;
+        name = "--circle";
+    } else if (bp_arg_is(a, "--point")) {
+        kind = BP_QUERY_POINT;
+        name = "--point";
+    } else {
+        return bp_unknown_option("query", s);
     }
-    bp_input in;
-    memset(&in, 0, sizeof in);
-    in.dim = 2;
-    bp_method method = BP_METHOD_AUTO;
-    const char *path = NULL, *qtext = NULL, *qname = NULL;
-    int qkind = BP_QUERY_NONE;
-    bool only_files = false;
-    bp_args a = {argc, argv, 2, NULL};
-    for (; a.k < argc; ++a.k) {
-        const char *s = argv[a.k];
-        if (!only_files && strcmp(s, "--") == 0) {
-            only_files = true;
-            continue;
-        }
-        if (!only_files && s[0] == '-' && s[1] != '\0') {
-            const char *v;
-            int kind = BP_QUERY_NONE;
-            const char *name = NULL;
-            if (bp_arg_is(&a, "--method")) {
-                if (!(v = bp_arg_value(&a, "--method")) || !bp_cli_method(v, &method)) return BP_EXIT_USAGE;
-            } else if (bp_arg_is(&a, "--dim")) {
-                if (!(v = bp_arg_value(&a, "--dim")) || !bp_parse_dim(v, &in.dim)) return BP_EXIT_USAGE;
-            } else if (bp_arg_is(&a, "--box")) {
-                kind = BP_QUERY_BOX;
-                name = "--box";
-            } else if (bp_arg_is(&a, "--circle")) {
-                kind = BP_QUERY_CIRCLE;
-                name = "--circle";
-            } else if (bp_arg_is(&a, "--point")) {
-                kind = BP_QUERY_POINT;
-                name = "--point";
-            } else {
-                return bp_unknown_option("query", s);
-            }
-            if (kind != BP_QUERY_NONE) {
-                if (qkind != BP_QUERY_NONE) {
-                    fprintf(stderr, "broadphase query: give one of --box, --circle, --point\n");
-                    return BP_EXIT_USAGE;
-                }
-                if (!(qtext = bp_arg_value(&a, name))) return BP_EXIT_USAGE;
-                qkind = kind;
-                qname = name;
-            }
-            continue;
-        }
-        if (path) {
-            fprintf(stderr, "broadphase query: more than one input file ('%s', '%s')\n", path, s);
+    if (kind != BP_QUERY_NONE) {
+        if (q->kind != BP_QUERY_NONE) {
+            fprintf(stderr, "broadphase query: give one of --box, --circle, --point\n");
             return BP_EXIT_USAGE;
         }
-        path = s;
+        if (!(q->text = bp_arg_value(a, name))) return BP_EXIT_USAGE;
+        q->kind = kind;
+        q->name = name;
     }
-    if (qkind == BP_QUERY_NONE) {
+    return BP_EXIT_OK;
+}
+
+// The query shape's numbers into v: a box (min, max), a circle (centre, radius) or a point.
+// Returns BP_EXIT_OK or BP_EXIT_USAGE (message printed).
+static int bp_query_shape(const bp_query_args *q, float *v) {
+    if (q->kind == BP_QUERY_NONE) {
         fprintf(stderr, "broadphase query: one of --box, --circle or --point is needed\n");
         return BP_EXIT_USAGE;
     }
-    int dim = in.dim;
-    int want = qkind == BP_QUERY_BOX ? 2 * dim : qkind == BP_QUERY_CIRCLE ? dim + 1 : dim;
-    float q[6];
-    int got = bp_parse_floats(qtext, q);
-    if (got != want) {
-        fprintf(stderr, "broadphase query: %s needs %d finite numbers separated by commas, not '%s'\n", qname, want,
-                qtext);
+    const int dim = q->dim;
+    int want = q->kind == BP_QUERY_BOX ? 2 * dim : q->kind == BP_QUERY_CIRCLE ? dim + 1 : dim;
+    if (bp_parse_floats(q->text, v) != want) {
+        fprintf(stderr, "broadphase query: %s needs %d finite numbers separated by commas, not '%s'\n", q->name, want,
+                q->text);
         return BP_EXIT_USAGE;
     }
-    if (qkind == BP_QUERY_BOX) {
+    if (q->kind == BP_QUERY_BOX) {
         for (int k = 0; k < dim; ++k) {
-            if (q[k] > q[dim + k]) {
+            if (v[k] > v[dim + k]) {
                 fprintf(stderr, "broadphase query: --box has min > max on axis %s\n", bp_axis_names[k]);
                 return BP_EXIT_USAGE;
             }
         }
     }
-    if (qkind == BP_QUERY_CIRCLE && q[dim] < 0.0f) {
+    if (q->kind == BP_QUERY_CIRCLE && v[dim] < 0.0f) {
         fprintf(stderr, "broadphase query: --circle has a negative radius\n");
         return BP_EXIT_USAGE;
     }
-    int rc = bp_load(path, &in);
+    return BP_EXIT_OK;
+}
+
+// The boxes of ctx hit by the shape v, ascending, on stdout. Returns the exit status.
+static int bp_query_print(bp_context *ctx, const bp_query_args *q, const float *v) {
+    bp_indices hits;
+    bp_status st;
+    if (q->kind == BP_QUERY_BOX) st = bp_query_box(ctx, v, v + q->dim, &hits);
+    else if (q->kind == BP_QUERY_CIRCLE) st = bp_query_sphere(ctx, v, v[q->dim], &hits);
+    else st = bp_query_point(ctx, v, &hits);
+    if (st != BP_OK) {
+        fprintf(stderr, "broadphase query: %s\n", bp_status_string(st));
+        return BP_EXIT_FAIL;
+    }
+    bp_out out;
+    if (!bp_out_stdout(&out)) return BP_EXIT_FAIL;
+    for (size_t k = 0; k < hits.count; ++k) bp_out_u32(&out, hits.indices[k], '\n');
+    return bp_out_finish(&out);
+}
+
+static int bp_cmd_query(int argc, char **argv) {
+    if (bp_help_asked(argc, argv)) {
+        fputs(bp_usage_query, stdout);
+        return BP_EXIT_OK;
+    }
+    bp_query_args q = {2, BP_METHOD_AUTO, BP_QUERY_NONE, NULL, NULL};
+    const char *path = NULL;
+    int rc = bp_parse_command(argc, argv, "query", bp_query_option, &q, &path);
+    if (rc != BP_EXIT_OK) return rc;
+    float v[6];
+    if ((rc = bp_query_shape(&q, v)) != BP_EXIT_OK) return rc;
+    bp_input in;
+    memset(&in, 0, sizeof in);
+    in.dim = q.dim;
+    rc = bp_load(path, &in);
     if (rc != 0) {
         bp_input_free(&in);
         return rc;
     }
     bp_context *ctx = NULL;
     bp_pairs pairs;
-    rc = bp_run_pairs(&in, method, false, 1, &ctx, &pairs);
+    rc = bp_run_pairs(&in, q.method, false, 1, &ctx, &pairs);
     bp_input_free(&in);
     if (rc != 0) return rc;
-    bp_indices hits;
-    bp_status st;
-    if (qkind == BP_QUERY_BOX) st = bp_query_box(ctx, q, q + dim, &hits);
-    else if (qkind == BP_QUERY_CIRCLE) st = bp_query_sphere(ctx, q, q[dim], &hits);
-    else st = bp_query_point(ctx, q, &hits);
-    if (st != BP_OK) {
-        fprintf(stderr, "broadphase query: %s\n", bp_status_string(st));
-        bp_context_destroy(ctx);
-        return BP_EXIT_FAIL;
-    }
-    bp_out out;
-    if (!bp_out_open(&out, stdout)) {
-        fprintf(stderr, "broadphase: out of memory\n");
-        bp_context_destroy(ctx);
-        return BP_EXIT_FAIL;
-    }
-    for (size_t k = 0; k < hits.count; ++k) bp_out_u32(&out, hits.indices[k], '\n');
-    bool ok = bp_out_close(&out);
+    rc = bp_query_print(ctx, &q, v);
     bp_context_destroy(ctx);
-    if (!ok) {
-        fprintf(stderr, "broadphase: error writing the output\n");
-        return BP_EXIT_FAIL;
-    }
-    return BP_EXIT_OK;
+    return rc;
 }
 
 // ---------------------------------------------------------------------------------------------
