@@ -183,13 +183,9 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
     bp_context *ctx = al.alloc(sizeof *ctx, 64, al.user);
     if (!ctx) return BP_ERR_NOMEM;
     memset(ctx, 0, sizeof *ctx);
-#ifndef NDEBUG
-    ctx->debug_live[ctx->debug_nlive++] = ctx;  // a hook giving this block out again is caught
-#endif
+    bp_heap_init(&ctx->heap, &al, ctx, sizeof *ctx);
     ctx->def = d;
     ctx->def.allocator = al;
-    ctx->alloc = al;
-    ctx->bytes = sizeof *ctx;
     ctx->dim = d.dimension;
     ctx->last = BP_METHOD_AUTO;
     ctx->par_min = d.parallel_min ? d.parallel_min : BP_PARALLEL_MIN_AUTO;
@@ -200,7 +196,8 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
             al.free(ctx, sizeof *ctx, al.user);
             return st;
         }
-        ctx->bytes += bp_pool_bytes(ctx->pool);
+        ctx->heap.bytes += bp_pool_bytes(ctx->pool);
+        ctx->heap.lock = ctx->pool;
     }
     *out = ctx;
     return BP_OK;
@@ -223,7 +220,7 @@ void bp_context_destroy(bp_context *ctx) {
     BP_RELEASE(ctx, ctx->scratch, ctx->scratch_cap);
     bp_pool_destroy(ctx->pool);  // last: bp_free takes its lock
     ctx->pool = NULL;
-    bp_allocator al = ctx->alloc;
+    bp_allocator al = ctx->heap.alloc;
     al.free(ctx, sizeof *ctx, al.user);
 }
 
@@ -236,7 +233,7 @@ bp_status bp_context_get_def(const bp_context *ctx, bp_context_def *def) {
 bp_status bp_get_stats(const bp_context *ctx, bp_stats *stats) {
     if (!ctx || !stats) return BP_ERR_NULL;
     *stats = ctx->stats;
-    stats->bytes = ctx->bytes;
+    stats->bytes = ctx->heap.bytes;
     return BP_OK;
 }
 

@@ -25,16 +25,8 @@ typedef struct bp_load_part {
 
 struct bp_context {
     bp_context_def def;     // as created, defaults resolved
-    bp_allocator alloc;
-    size_t bytes;           // live bytes through alloc, the context itself included
+    bp_heap heap;           // the hooks and the live bytes, the context itself included
     int dim;
-#ifndef NDEBUG
-    // Debug builds: the blocks live through bp_alloc, to catch hooks that hand out a block
-    // twice (src/alloc.c); tracking stops when more are live than this holds.
-    void *debug_live[256];
-    uint32_t debug_nlive;
-    bool debug_untracked;
-#endif
 
     float *boxes;           // validated copy of the last call's boxes (see bp_frame)
     size_t boxes_cap;
