@@ -1,5 +1,6 @@
-// Allocation through the context's hooks: the default allocator, counted bp_alloc/bp_free, and
-// bp_grow, the one growth policy every array of the library uses.
+// Allocation through the user's hooks: the default allocator, the heap (counted bp_heap_alloc and
+// bp_heap_free, and bp_heap_grow, the one growth policy every array of the library uses), and the
+// context's forms of them, which go through the context's heap.
 #if defined(__linux__)
 #define _DEFAULT_SOURCE
 #endif
@@ -11,7 +12,8 @@
 #include <sys/mman.h>
 #endif
 
-#include "context.h"
+#include "core.h"
+#include "pool.h"
 
 // Blocks this large get transparent huge pages where the system has them, rounded up to whole
 // 2 MiB pages: first touching fresh memory costs a page fault per 4 KiB (measured here: about
@@ -46,58 +48,69 @@ void bp_default_free(void *p, size_t size, void *user) {
     free(p);
 }
 
-// With workers, tasks grow their own buffers: the pool's lock keeps the user's hooks (and the
+// With workers, tasks grow their own buffers: the heap's lock keeps the user's hooks (and the
 // byte count) to one thread at a time.
 //
 // Hooks that break their promise (a block not aligned as asked, or one handed out while it is
 // still live) are outside the contract (include/broadphase.h); debug builds assert both, as far
 // as it is cheap: alignment always, a block given twice among the first 256 live ones.
 #ifndef NDEBUG
-static void bp_debug_track(bp_context *ctx, void *p) {
+static void bp_debug_track(bp_heap *h, void *p) {
     assert(((uintptr_t)p & 63) == 0 && "allocation hook broke its promise: block not 64-byte aligned");
-    if (ctx->debug_untracked) return;
-    for (uint32_t k = 0; k < ctx->debug_nlive; ++k)
-        assert(ctx->debug_live[k] != p && "allocation hook broke its promise: a live block handed out again");
-    if (ctx->debug_nlive == sizeof ctx->debug_live / sizeof ctx->debug_live[0]) ctx->debug_untracked = true;
-    else ctx->debug_live[ctx->debug_nlive++] = p;
+    if (h->debug_untracked) return;
+    for (uint32_t k = 0; k < h->debug_nlive; ++k)
+        assert(h->debug_live[k] != p && "allocation hook broke its promise: a live block handed out again");
+    if (h->debug_nlive == sizeof h->debug_live / sizeof h->debug_live[0]) h->debug_untracked = true;
+    else h->debug_live[h->debug_nlive++] = p;
 }
 
-static void bp_debug_untrack(bp_context *ctx, void *p) {
-    for (uint32_t k = 0; k < ctx->debug_nlive; ++k)
-        if (ctx->debug_live[k] == p) {
-            ctx->debug_live[k] = ctx->debug_live[--ctx->debug_nlive];
+static void bp_debug_untrack(bp_heap *h, void *p) {
+    for (uint32_t k = 0; k < h->debug_nlive; ++k)
+        if (h->debug_live[k] == p) {
+            h->debug_live[k] = h->debug_live[--h->debug_nlive];
             return;
         }
 }
 #endif
 
-void *bp_alloc(bp_context *ctx, size_t size) {
-    if (size == 0) size = 1;
-    bp_pool_lock(bp_core_of(ctx)->par.pool);
-    void *p = ctx->alloc.alloc(size, 64, ctx->alloc.user);
-    if (p) {
-        ctx->bytes += size;
+void bp_heap_init(bp_heap *h, const bp_allocator *al, void *self, size_t size) {
+    memset(h, 0, sizeof *h);
+    h->alloc = *al;
+    h->bytes = size;
 #ifndef NDEBUG
-        bp_debug_track(ctx, p);
+    h->debug_live[h->debug_nlive++] = self;  // a hook giving this block out again is caught
+#else
+    (void)self;
+#endif
+}
+
+void *bp_heap_alloc(bp_heap *h, size_t size) {
+    if (size == 0) size = 1;
+    bp_pool_lock(h->lock);
+    void *p = h->alloc.alloc(size, 64, h->alloc.user);
+    if (p) {
+        h->bytes += size;
+#ifndef NDEBUG
+        bp_debug_track(h, p);
 #endif
     }
-    bp_pool_unlock(bp_core_of(ctx)->par.pool);
+    bp_pool_unlock(h->lock);
     return p;
 }
 
-void bp_free(bp_context *ctx, void *p, size_t size) {
+void bp_heap_free(bp_heap *h, void *p, size_t size) {
     if (!p) return;
     if (size == 0) size = 1;
-    bp_pool_lock(bp_core_of(ctx)->par.pool);
+    bp_pool_lock(h->lock);
 #ifndef NDEBUG
-    bp_debug_untrack(ctx, p);
+    bp_debug_untrack(h, p);
 #endif
-    ctx->alloc.free(p, size, ctx->alloc.user);
-    ctx->bytes -= size;
-    bp_pool_unlock(bp_core_of(ctx)->par.pool);
+    h->alloc.free(p, size, h->alloc.user);
+    h->bytes -= size;
+    bp_pool_unlock(h->lock);
 }
 
-void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st) {
+void *bp_heap_grow(bp_heap *h, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st) {
     if (need <= *cap && old) return old;
     // Doubling: fresh pages are expensive to touch, and capacity never touched costs nothing.
     size_t want = *cap * 2;
@@ -108,17 +121,25 @@ void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem,
         *st = BP_ERR_NOMEM;
         return old;
     }
-    void *p = bp_alloc(ctx, want * elem);
+    void *p = bp_heap_alloc(h, want * elem);
     if (!p) {
         *st = BP_ERR_NOMEM;
         return old;
     }
     if (old) {
         if (keep) memcpy(p, old, *cap * elem);
-        bp_free(ctx, old, *cap * elem);
+        bp_heap_free(h, old, *cap * elem);
     }
     *cap = want;
     return p;
+}
+
+void *bp_alloc(bp_context *ctx, size_t size) { return bp_heap_alloc(&bp_core_of(ctx)->heap, size); }
+
+void bp_free(bp_context *ctx, void *p, size_t size) { bp_heap_free(&bp_core_of(ctx)->heap, p, size); }
+
+void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st) {
+    return bp_heap_grow(&bp_core_of(ctx)->heap, old, cap, need, elem, keep, st);
 }
 
 bp_status bp_index_grow(bp_index_buf *b) {

@@ -90,13 +90,9 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
     bp_context *ctx = al.alloc(sizeof *ctx, 64, al.user);
     if (!ctx) return BP_ERR_NOMEM;
     memset(ctx, 0, sizeof *ctx);
-#ifndef NDEBUG
-    ctx->debug_live[ctx->debug_nlive++] = ctx;  // a hook giving this block out again is caught
-#endif
+    bp_heap_init(&ctx->core.heap, &al, ctx, sizeof *ctx);
     ctx->core.def = d;
     ctx->core.def.allocator = al;
-    ctx->alloc = al;
-    ctx->bytes = sizeof *ctx;
     ctx->dim = d.dimension;
     ctx->last = BP_METHOD_AUTO;
     ctx->core.par.par_min = d.parallel_min ? d.parallel_min : BP_PARALLEL_MIN_AUTO;
@@ -107,7 +103,8 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
             al.free(ctx, sizeof *ctx, al.user);
             return st;
         }
-        ctx->bytes += bp_pool_bytes(ctx->core.par.pool);
+        ctx->core.heap.bytes += bp_pool_bytes(ctx->core.par.pool);
+        ctx->core.heap.lock = ctx->core.par.pool;
     }
     *out = ctx;
     return BP_OK;
@@ -126,7 +123,8 @@ void bp_context_destroy(bp_context *ctx) {
     bp_par_release(ctx);
     bp_pool_destroy(ctx->core.par.pool);  // last: bp_free takes its lock
     ctx->core.par.pool = NULL;
-    bp_allocator al = ctx->alloc;
+    ctx->core.heap.lock = NULL;
+    bp_allocator al = ctx->core.heap.alloc;
     al.free(ctx, sizeof *ctx, al.user);
 }
 
@@ -139,7 +137,7 @@ bp_status bp_context_get_def(const bp_context *ctx, bp_context_def *def) {
 bp_status bp_get_stats(const bp_context *ctx, bp_stats *stats) {
     if (!ctx || !stats) return BP_ERR_NULL;
     *stats = ctx->stats;
-    stats->bytes = ctx->bytes;
+    stats->bytes = ctx->core.heap.bytes;
     return BP_OK;
 }
 

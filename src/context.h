@@ -11,17 +11,8 @@
 #include "pool.h"
 
 struct bp_context {
-    bp_core core;           // first: see bp_core_of
-    bp_allocator alloc;
-    size_t bytes;           // live bytes through alloc, the context itself included
+    bp_core core;           // first: see bp_core_of (the definition, the heap, the workers)
     int dim;
-#ifndef NDEBUG
-    // Debug builds: the blocks live through bp_alloc, to catch hooks that hand out a block
-    // twice (src/alloc.c); tracking stops when more are live than this holds.
-    void *debug_live[256];
-    uint32_t debug_nlive;
-    bool debug_untracked;
-#endif
 
     bp_load_state load;     // validated copy of the last call's boxes (see bp_frame)
     bp_frame frame;

@@ -130,7 +130,42 @@ static inline bool bp_cpu_avx2(void) { return __builtin_cpu_supports("avx2"); }
 static inline bool bp_cpu_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 #endif
 
-typedef struct bp_pool bp_pool;            // src/pool.h
+/// A growable array of box indices (query results).
+typedef struct bp_index_buf {
+    uint32_t *data;
+    size_t count, cap;
+    bp_context *ctx;
+} bp_index_buf;
+
+bp_status bp_index_grow(bp_index_buf *b);
+
+static inline bp_status bp_index_push(bp_index_buf *b, uint32_t k) {
+    if (BP_UNLIKELY(b->count == b->cap)) {
+        bp_status st = bp_index_grow(b);
+        if (st != BP_OK) return st;
+    }
+    b->data[b->count++] = k;
+    return BP_OK;
+}
+
+typedef struct bp_pool bp_pool;
+
+/// An account of allocations through the user's hooks: the hooks, the live bytes, and the lock
+/// that keeps the hooks to one thread at a time while workers run (a pool; NULL: none). What the
+/// context and the world allocate through.
+typedef struct bp_heap {
+    bp_allocator alloc;
+    size_t bytes;
+    bp_pool *lock;
+#ifndef NDEBUG
+    // Debug builds: the live blocks, to catch hooks that hand out a block twice (src/alloc.c);
+    // tracking stops when more are live than this holds.
+    void *debug_live[256];
+    uint32_t debug_nlive;
+    bool debug_untracked;
+#endif
+} bp_heap;
+
 typedef struct bp_par_block bp_par_block;  // src/par.c
 typedef struct bp_par_seg bp_par_seg;      // src/par.c
 
@@ -160,6 +195,7 @@ typedef struct bp_par_state {
 /// the methods reach it from a bp_context pointer without knowing the context's layout.
 typedef struct bp_core {
     bp_context_def def;     // as created, defaults resolved
+    bp_heap heap;           // the hooks and the live bytes, the context itself included
     bp_par_state par;
 } bp_core;
 
@@ -169,25 +205,16 @@ static inline const bp_core *bp_core_of_const(const bp_context *ctx) { return (c
 /// The context's definition (defaults resolved).
 static inline const bp_context_def *bp_context_def_of(const bp_context *ctx) { return &bp_core_of_const(ctx)->def; }
 
-/// A growable array of box indices (query results).
-typedef struct bp_index_buf {
-    uint32_t *data;
-    size_t count, cap;
-    bp_context *ctx;
-} bp_index_buf;
 
-bp_status bp_index_grow(bp_index_buf *b);
+/// Starts an account with hooks `al` (resolved: never NULL) and its owner's block `self` of
+/// `size` bytes, allocated through them already (counted, and tracked in debug builds).
+void bp_heap_init(bp_heap *h, const bp_allocator *al, void *self, size_t size);
 
-static inline bp_status bp_index_push(bp_index_buf *b, uint32_t k) {
-    if (BP_UNLIKELY(b->count == b->cap)) {
-        bp_status st = bp_index_grow(b);
-        if (st != BP_OK) return st;
-    }
-    b->data[b->count++] = k;
-    return BP_OK;
-}
+/// Allocation through a heap's hooks, counted. Sizes are bytes; alignment 64.
+void *bp_heap_alloc(bp_heap *h, size_t size);
+void bp_heap_free(bp_heap *h, void *p, size_t size);
 
-/// Allocation through the context's hooks, counted. Sizes are bytes; alignment 64.
+/// Allocation through the context's heap.
 void *bp_alloc(bp_context *ctx, size_t size);
 void bp_free(bp_context *ctx, void *p, size_t size);
 
@@ -195,18 +222,24 @@ void bp_free(bp_context *ctx, void *p, size_t size);
 /// doubles, so a warm caller with the same need allocates nothing. `keep`: copy the old contents.
 /// Returns the new array, or on failure `old` unchanged with *st = BP_ERR_NOMEM (and *cap as it
 /// was). Use it through BP_RESERVE, which keeps the pointer typed.
+void *bp_heap_grow(bp_heap *h, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st);
+/// bp_heap_grow through the context's heap.
 void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem, bool keep, bp_status *st);
 
 /// For validators: BP_OK when perm[0..n) holds every index below n exactly once,
 /// BP_ERR_INVALID_ARG when not, BP_ERR_NOMEM when its bitmap cannot be allocated.
 bp_status bp_check_permutation(bp_context *ctx, const uint32_t *perm, size_t n);
 
+// The array macros below take a context or a heap.
+#define BP_GROW_IN(h) _Generic((h), bp_heap *: bp_heap_grow, default: bp_grow)
+#define BP_FREE_IN(h) _Generic((h), bp_heap *: bp_heap_free, default: bp_free)
+
 /// Reserves `need` elements in typed array `arr` (capacity `cap`), keeping its contents; returns
 /// the error from the enclosing function on failure.
 #define BP_RESERVE(ctx, arr, cap, need)                                                        \
     do {                                                                                       \
         bp_status bp_st_ = BP_OK;                                                              \
-        (arr) = bp_grow((ctx), (arr), &(cap), (need), sizeof *(arr), true, &bp_st_);           \
+        (arr) = BP_GROW_IN(ctx)((ctx), (arr), &(cap), (need), sizeof *(arr), true, &bp_st_);   \
         if (bp_st_ != BP_OK) return bp_st_;                                                    \
     } while (0)
 
@@ -214,14 +247,14 @@ bp_status bp_check_permutation(bp_context *ctx, const uint32_t *perm, size_t n);
 #define BP_RESERVE_DISCARD(ctx, arr, cap, need)                                                \
     do {                                                                                       \
         bp_status bp_st_ = BP_OK;                                                              \
-        (arr) = bp_grow((ctx), (arr), &(cap), (need), sizeof *(arr), false, &bp_st_);          \
+        (arr) = BP_GROW_IN(ctx)((ctx), (arr), &(cap), (need), sizeof *(arr), false, &bp_st_);  \
         if (bp_st_ != BP_OK) return bp_st_;                                                    \
     } while (0)
 
 /// Frees an array grown with BP_RESERVE and zeroes it and its capacity.
 #define BP_RELEASE(ctx, arr, cap)                                                              \
     do {                                                                                       \
-        bp_free((ctx), (arr), (cap) * sizeof *(arr));                                          \
+        BP_FREE_IN(ctx)((ctx), (arr), (cap) * sizeof *(arr));                                  \
         (arr) = NULL;                                                                          \
         (cap) = 0;                                                                             \
     } while (0)

@@ -21,22 +21,21 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "world.h"
+#include "world_cells.h"
 
-
-void bp_world_cells_init(world_cells *c, int dim) {
+void world_cells_init(world_cells *c, bp_heap *heap, int dim, double cell_size) {
     memset(c, 0, sizeof *c);
     c->dim = dim;
     c->stride = 2 * dim + 2;
-    bp_world_blocks_init(&c->blocks);
+    c->cell_size = cell_size;
+    c->heap = heap;
+    bp_blocks_init(&c->blocks, heap, (size_t)c->stride);
 }
 
-void bp_world_cells_free(bp_world *w) {
-    world_cells *c = &w->cells;
-    bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);
-    bp_world_blocks_free(w, &c->blocks);
-    const int dim = c->dim;
-    bp_world_cells_init(c, dim);
+void world_cells_free(world_cells *c) {
+    bp_heap_free(c->heap, c->table, c->table_cap * sizeof *c->table);
+    bp_blocks_free(&c->blocks);
+    world_cells_init(c, c->heap, c->dim, c->cell_size);
 }
 
 // The cells emptied (the table cleared, the pool and levels forgotten).
@@ -44,25 +43,19 @@ static void cells_reset(world_cells *c) {
     c->built = false;
     if (c->table) memset(c->table, 0, c->table_cap * sizeof *c->table);
     c->cells = 0;
-    c->blocks.used = 0;
-    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) c->blocks.free_block[k] = WORLD_NONE;  // (the pool kept)
+    bp_blocks_clear(&c->blocks);  // (the pool kept)
     memset(c->level_proxies, 0, sizeof c->level_proxies);
     memset(c->level_cells, 0, sizeof c->level_cells);
     memset(c->level_ext, 0, sizeof c->level_ext);
     c->level_count = 0;
 }
 
-// While the cells are not built, no proxy is in a cell and none is dirty: dropping stale cells
-// again costs nothing (a world that rebuilds every frame does not walk its proxies for it).
-void bp_world_cells_invalidate(bp_world *w) {
-    world_cells *c = &w->cells;
-    w->cells_lag = false;
+// While the cells are not built, no proxy is in a cell: dropping stale cells again costs nothing
+// (a world that rebuilds every frame does not walk its proxies for it).
+void world_cells_invalidate(world_cells *c, world_meta *meta, size_t n) {
     if (!c->built) return;
     cells_reset(c);
-    for (size_t d = 0; d < w->n; ++d) {
-        w->meta[d].cell = WORLD_NONE;
-        world_set_dirty(w, d, false);  // nothing is behind: the build places everything
-    }
+    for (size_t d = 0; d < n; ++d) meta[d].cell = WORLD_NONE;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +132,7 @@ static size_t cells_find(const world_cells *c, unsigned level, const int32_t *k)
     }
 }
 
-// Finds or makes the cell; the table has room (bp_world_cells_reserve keeps its load <= 1/2).
+// Finds or makes the cell; the table has room (world_cells_reserve keeps its load <= 1/2).
 static size_t cells_get(world_cells *c, unsigned level, const int32_t *k) {
     const size_t mask = c->table_cap - 1;
     size_t i = (size_t)cells_hash(level, k) & mask;
@@ -161,7 +154,7 @@ static size_t cells_get(world_cells *c, unsigned level, const int32_t *k) {
 }
 
 static inline float *cells_entry(const world_cells *c, const world_cell *e, uint32_t s) {
-    return c->blocks.pool + ((size_t)e->off + s) * (size_t)c->stride;
+    return bp_blocks_entry(&c->blocks, (size_t)e->off + s);
 }
 
 static void cells_level_add(world_cells *c, unsigned level) {
@@ -196,58 +189,7 @@ static inline void cells_note_extent(world_cells *c, unsigned level, const float
 // cap 0 and no class).
 static inline unsigned cells_class(uint32_t cap) {
     assert(cap >= 2 && (cap & (cap - 1)) == 0);
-    return (unsigned)__builtin_ctz(cap) - 1u;
-}
-
-// A block of 2 << cls entries of `stride` floats: a free one of the class, else from the pool's
-// end (growing it). Shared by the cells' runs and the near lists (world_near.c).
-bp_status bp_world_block_get(bp_world *w, world_blocks *b, unsigned cls, uint32_t *off) {
-    const size_t stride = (size_t)w->cells.stride;
-    if (b->free_block[cls] != WORLD_NONE) {
-        *off = b->free_block[cls];
-        b->free_block[cls] = world_entry_word(b->pool + (size_t)*off * stride, w->dim, 0);
-        return BP_OK;
-    }
-    const size_t size = (size_t)2 << cls;
-    if (b->cap - b->used < size) {
-        bp_status st = bp_world_blocks_reserve(w, b, b->cap * 2 > b->used + size ? b->cap * 2 : b->used + size);
-        if (st != BP_OK) return st;
-    }
-    *off = (uint32_t)b->used;
-    b->used += size;
-    return BP_OK;
-}
-
-// A pool of at least `cap` entries (and 256), the blocks kept; the new room is written once, so
-// that its pages are the system's before a frame needs them.
-bp_status bp_world_blocks_reserve(bp_world *w, world_blocks *b, size_t cap) {
-    const size_t stride = (size_t)w->cells.stride;
-    if (cap < 256) cap = 256;
-    if (cap <= b->cap) return BP_OK;
-    if (cap > UINT32_MAX || cap > SIZE_MAX / (stride * sizeof(float))) return BP_ERR_NOMEM;
-    float *p = bp_alloc(w->heap, cap * stride * sizeof(float));
-    if (!p) return BP_ERR_NOMEM;
-    if (b->used) memcpy(p, b->pool, b->used * stride * sizeof(float));
-    memset(p + b->used * stride, 0, (cap - b->used) * stride * sizeof(float));
-    bp_free(w->heap, b->pool, b->cap * stride * sizeof(float));
-    b->pool = p;
-    b->cap = cap;
-    return BP_OK;
-}
-
-void bp_world_block_put(const bp_world *w, world_blocks *b, uint32_t off, unsigned cls) {
-    world_entry_set_word(b->pool + (size_t)off * (size_t)w->cells.stride, w->dim, 0, b->free_block[cls]);
-    b->free_block[cls] = off;
-}
-
-void bp_world_blocks_init(world_blocks *b) {
-    memset(b, 0, sizeof *b);
-    for (int k = 0; k < WORLD_BLOCK_CLASSES; ++k) b->free_block[k] = WORLD_NONE;
-}
-
-void bp_world_blocks_free(bp_world *w, world_blocks *b) {
-    bp_free(w->heap, b->pool, b->cap * (size_t)w->cells.stride * sizeof(float));
-    bp_world_blocks_init(b);
+    return bp_blocks_class(cap);
 }
 
 // The smallest class that holds `count` entries with a quarter to spare.
@@ -267,17 +209,15 @@ static size_t cells_pow2(size_t need) {
 }
 
 // Points the locators of cell i's proxies at i.
-static void cells_relocate(bp_world *w, size_t i) {
-    world_cells *c = &w->cells;
+static void cells_relocate(const world_cells *c, world_meta *meta, size_t i) {
     const world_cell *e = &c->table[i];
-    for (uint32_t s = 0; s < e->count; ++s) w->meta[world_entry_word(cells_entry(c, e, s), c->dim, 0)].cell = (uint32_t)i;
+    for (uint32_t s = 0; s < e->count; ++s) meta[world_entry_word(cells_entry(c, e, s), c->dim, 0)].cell = (uint32_t)i;
 }
 
 // A table of `cap` slots (a power of two) holding the same cells; the locators follow.
-static bp_status cells_rehash(bp_world *w, size_t cap) {
-    world_cells *c = &w->cells;
+static bp_status cells_rehash(world_cells *c, world_meta *meta, size_t cap) {
     if (cap > SIZE_MAX / sizeof(world_cell)) return BP_ERR_NOMEM;
-    world_cell *table = bp_alloc(w->heap, cap * sizeof *table);
+    world_cell *table = bp_heap_alloc(c->heap, cap * sizeof *table);
     if (!table) return BP_ERR_NOMEM;
     memset(table, 0, cap * sizeof *table);
     world_cell *old = c->table;
@@ -289,35 +229,33 @@ static bp_status cells_rehash(bp_world *w, size_t cap) {
         size_t j = (size_t)cells_hash(old[i].level, old[i].c) & (cap - 1);
         while (table[j].used) j = (j + 1) & (cap - 1);
         table[j] = old[i];
-        cells_relocate(w, j);
+        cells_relocate(c, meta, j);
     }
-    bp_free(w->heap, old, old_cap * sizeof *old);
+    bp_heap_free(c->heap, old, old_cap * sizeof *old);
     return BP_OK;
 }
 
 // Room in the table for `extra` new cells at a load of at most one half.
-bp_status bp_world_cells_reserve(bp_world *w, size_t extra) {
-    world_cells *c = &w->cells;
+bp_status world_cells_reserve(world_cells *c, world_meta *meta, size_t extra) {
     if (extra > SIZE_MAX / 8 - c->cells) return BP_ERR_NOMEM;
     if (2 * (c->cells + extra) <= c->table_cap) return BP_OK;
-    return cells_rehash(w, cells_pow2(4 * (c->cells + extra)));
+    return cells_rehash(c, meta, cells_pow2(4 * (c->cells + extra)));
 }
 
 // Deletes empty cell i: its block is freed, and the cells after it in its probe run move back
 // into the hole where their probe allows (backward shift), their proxies' locators with them.
-static void cells_delete(bp_world *w, size_t i) {
-    world_cells *c = &w->cells;
+static void cells_delete(world_cells *c, world_meta *meta, size_t i) {
     world_cell *t = c->table;
     const size_t m = c->table_cap - 1;
     // A cell made in this update whose first block could not be had (out of memory) has none.
-    if (t[i].cap) bp_world_block_put(w, &c->blocks, t[i].off, cells_class(t[i].cap));
+    if (t[i].cap) bp_blocks_put(&c->blocks, t[i].off, cells_class(t[i].cap));
     c->cells--;
     c->level_cells[t[i].level]--;
     for (size_t j = (i + 1) & m; t[j].used; j = (j + 1) & m) {
         const size_t home = (size_t)cells_hash(t[j].level, t[j].c) & m;
         if (((j - home) & m) >= ((j - i) & m)) {
             t[i] = t[j];
-            cells_relocate(w, i);
+            cells_relocate(c, meta, i);
             i = j;
         }
     }
@@ -331,78 +269,74 @@ static inline void cells_write(const world_cells *c, float *e, const float *box,
 }
 
 // Appends proxy d to cell k (a new cell has no block yet; a full run moves to a larger block).
-static bp_status cells_push(bp_world *w, size_t k, uint32_t d) {
-    world_cells *c = &w->cells;
+static bp_status cells_push(world_cells *c, const float *boxes, world_meta *meta, size_t k, uint32_t d) {
     world_cell *e = &c->table[k];
     if (e->count == e->cap) {
         const unsigned cls = e->cap ? cells_class(e->cap) + 1 : 0;
-        if (cls >= WORLD_BLOCK_CLASSES) return BP_ERR_NOMEM;
+        if (cls >= BP_BLOCK_CLASSES) return BP_ERR_NOMEM;
         uint32_t off;
-        bp_status st = bp_world_block_get(w, &c->blocks, cls, &off);
+        bp_status st = bp_blocks_get(&c->blocks, cls, &off);
         if (st != BP_OK) {
-            if (!e->count) cells_delete(w, k);  // never leave an empty cell behind
+            if (!e->count) cells_delete(c, meta, k);  // never leave an empty cell behind
             return st;
         }
         const size_t stride = (size_t)c->stride;
         if (e->count) {
-            memcpy(c->blocks.pool + (size_t)off * stride, cells_entry(c, e, 0), (size_t)e->count * stride * sizeof(float));
-            bp_world_block_put(w, &c->blocks, e->off, cells_class(e->cap));
+            memcpy(bp_blocks_entry(&c->blocks, off), cells_entry(c, e, 0), (size_t)e->count * stride * sizeof(float));
+            bp_blocks_put(&c->blocks, e->off, cells_class(e->cap));
         }
         e->off = off;
         e->cap = (uint32_t)2 << cls;
     }
     const uint32_t s = e->count++;
-    const float *box = w->boxes + (size_t)d * (size_t)(2 * c->dim);
-    cells_write(c, cells_entry(c, e, s), box, d, w->meta[d].group);
-    w->meta[d].cell = (uint32_t)k;
-    w->meta[d].place = s;
+    const float *box = boxes + (size_t)d * (size_t)(2 * c->dim);
+    cells_write(c, cells_entry(c, e, s), box, d, meta[d].group);
+    meta[d].cell = (uint32_t)k;
+    meta[d].place = s;
     cells_level_add(c, e->level);
     cells_note_extent(c, e->level, box);
     return BP_OK;
 }
 
-void bp_world_cells_remove(bp_world *w, uint32_t d) {
-    world_cells *c = &w->cells;
-    const uint32_t k = w->meta[d].cell;
+void world_cells_remove(world_cells *c, world_meta *meta, uint32_t d) {
+    const uint32_t k = meta[d].cell;
     if (k == WORLD_NONE) return;
     world_cell *e = &c->table[k];
-    const uint32_t s = w->meta[d].place, last = e->count - 1;
+    const uint32_t s = meta[d].place, last = e->count - 1;
     if (s != last) {
         float *dst = cells_entry(c, e, s);
         const float *src = cells_entry(c, e, last);
         for (int q = 0; q < c->stride; ++q) dst[q] = src[q];
-        w->meta[world_entry_word(dst, c->dim, 0)].place = s;
+        meta[world_entry_word(dst, c->dim, 0)].place = s;
     }
     e->count = last;
     cells_level_sub(c, e->level);
-    w->meta[d].cell = WORLD_NONE;
-    if (!last) cells_delete(w, k);
+    meta[d].cell = WORLD_NONE;
+    if (!last) cells_delete(c, meta, k);
 }
 
-bp_status bp_world_cells_place(bp_world *w, uint32_t d) {
-    world_cells *c = &w->cells;
+bp_status world_cells_place(world_cells *c, const float *boxes, world_meta *meta, uint32_t d) {
     const int dim = c->dim;
-    const float *box = w->boxes + (size_t)d * (size_t)(2 * dim);
+    const float *box = boxes + (size_t)d * (size_t)(2 * dim);
     const unsigned level = cells_level(c, box);
     int32_t key[3];
     cells_key(c, box, level, key);
-    const uint32_t k = w->meta[d].cell;
+    const uint32_t k = meta[d].cell;
     if (k != WORLD_NONE) {
         world_cell *e = &c->table[k];
         if (cells_match(e, level, key)) {  // the common case: it stays in its cell
-            float *en = cells_entry(c, e, w->meta[d].place);
+            float *en = cells_entry(c, e, meta[d].place);
             world_copy_box(en, box, dim);
-            world_entry_set_word(en, dim, 1, w->meta[d].group);
+            world_entry_set_word(en, dim, 1, meta[d].group);
             cells_note_extent(c, level, box);
             return BP_OK;
         }
-        bp_world_cells_remove(w, d);
+        world_cells_remove(c, meta, d);
     }
-    return cells_push(w, cells_get(c, level, key), d);
+    return cells_push(c, boxes, meta, cells_get(c, level, key), d);
 }
 
-void bp_world_cells_prefetch(const bp_world *w, const float *lo, const float *hi, int stage) {
-    const world_cells *c = &w->cells;
+void world_cells_prefetch(const world_cells *c, const float *lo, const float *hi, int stage) {
     const size_t mask = c->table_cap - 1;
     for (int li = 0; li < c->level_count; ++li) {
         const unsigned level = c->levels[li];
@@ -422,13 +356,12 @@ void bp_world_cells_prefetch(const bp_world *w, const float *lo, const float *hi
     }
 }
 
-void bp_world_cells_renumber(bp_world *w, uint32_t from, uint32_t to) {
-    world_cells *c = &w->cells;
-    w->meta[to].cell = w->meta[from].cell;
-    w->meta[to].place = w->meta[from].place;
-    w->meta[from].cell = WORLD_NONE;
-    if (w->meta[to].cell == WORLD_NONE) return;
-    world_entry_set_word(cells_entry(c, &c->table[w->meta[to].cell], w->meta[to].place), c->dim, 0, to);
+void world_cells_renumber(world_cells *c, world_meta *meta, uint32_t from, uint32_t to) {
+    meta[to].cell = meta[from].cell;
+    meta[to].place = meta[from].place;
+    meta[from].cell = WORLD_NONE;
+    if (meta[to].cell == WORLD_NONE) return;
+    world_entry_set_word(cells_entry(c, &c->table[meta[to].cell], meta[to].place), c->dim, 0, to);
 }
 
 
@@ -445,15 +378,15 @@ static int cells_cmp_double(const void *a, const void *b) {
 // proxies' spacing, so that a cell holds a few entries (measured on `static` 100,000: 1, 1.5,
 // 2, 3, 4 and 6 spacings, 2 to 4 equal within the noise, 2 the fewest instructions). Kept
 // within [2^-100, 2^100].
-static double cells_choose_c0(bp_world *w) {
-    const int dim = w->dim;
+static double cells_choose_c0(world_cells *c, const float *boxes, size_t n) {
+    const int dim = c->dim;
     enum { SAMPLES = 1024 };
     double ext[SAMPLES];
     size_t m = 0;
-    const size_t n = w->n, step = n > SAMPLES ? n / SAMPLES : 1;
+    const size_t step = n > SAMPLES ? n / SAMPLES : 1;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (size_t d = 0; d < n && m < SAMPLES; d += step) {
-        const float *b = w->boxes + d * (size_t)(2 * dim);
+        const float *b = boxes + d * (size_t)(2 * dim);
         double e = 0.0;
         for (int a = 0; a < dim; ++a) {
             const double x = (double)b[dim + a] - (double)b[a];
@@ -464,8 +397,8 @@ static double cells_choose_c0(bp_world *w) {
         ext[m++] = e;
     }
     double c0 = 0.0;
-    for (int a = 0; a < 3; ++a) w->cells.span[a] = a < dim && hi[a] > lo[a] ? hi[a] - lo[a] : 0.0;
-    if (w->def.cell_size > 0.0f) return (double)w->def.cell_size;
+    for (int a = 0; a < 3; ++a) c->span[a] = a < dim && hi[a] > lo[a] ? hi[a] - lo[a] : 0.0;
+    if (c->cell_size > 0.0) return c->cell_size;
     if (m) {
         qsort(ext, m, sizeof ext[0], cells_cmp_double);
         c0 = 2.0 * ext[(m * 3) / 4];
@@ -483,10 +416,9 @@ static double cells_choose_c0(bp_world *w) {
 
 // Replaces the table by one of `cap` slots holding the same cells; nothing else is touched (for
 // the build's first pass, before any proxy points at a cell).
-static bp_status cells_grow_bare(bp_world *w, size_t cap) {
-    world_cells *c = &w->cells;
+static bp_status cells_grow_bare(world_cells *c, size_t cap) {
     if (cap > SIZE_MAX / sizeof(world_cell)) return BP_ERR_NOMEM;
-    world_cell *table = bp_alloc(w->heap, cap * sizeof *table);
+    world_cell *table = bp_heap_alloc(c->heap, cap * sizeof *table);
     if (!table) return BP_ERR_NOMEM;
     memset(table, 0, cap * sizeof *table);
     for (size_t i = 0; i < c->table_cap; ++i) {
@@ -495,19 +427,16 @@ static bp_status cells_grow_bare(bp_world *w, size_t cap) {
         while (table[j].used) j = (j + 1) & (cap - 1);
         table[j] = c->table[i];
     }
-    bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);
+    bp_heap_free(c->heap, c->table, c->table_cap * sizeof *c->table);
     c->table = table;
     c->table_cap = cap;
     return BP_OK;
 }
 
-bp_status bp_world_cells_build(bp_world *w) {
-    world_cells *c = &w->cells;
-    const size_t n = w->n;
-    const size_t stride = (size_t)c->stride;
-    bp_world_cells_invalidate(w);
+bp_status world_cells_build(world_cells *c, const float *boxes, world_meta *meta, size_t n) {
+    world_cells_invalidate(c, meta, n);
     cells_reset(c);
-    c->c0 = cells_choose_c0(w);
+    c->c0 = cells_choose_c0(c, boxes, n);
     for (unsigned L = 0; L < WORLD_LEVELS; ++L) c->level_inv[L] = ldexp(1.0 / c->c0, -(int)L);
     // A table for the cells expected at load 1/2 (no more cells than proxies, nor than the
     // bounds hold), grown if they turn out more. Sized to the cells, not the proxies: a table
@@ -517,9 +446,9 @@ bp_status bp_world_cells_build(bp_world *w) {
     if (!(expect < (double)n)) expect = (double)n;
     size_t cap = cells_pow2(2 * (size_t)expect + 2);
     if (cap != c->table_cap) {
-        world_cell *t = bp_alloc(w->heap, cap * sizeof *t);
+        world_cell *t = bp_heap_alloc(c->heap, cap * sizeof *t);
         if (!t) return BP_ERR_NOMEM;
-        bp_free(w->heap, c->table, c->table_cap * sizeof *c->table);
+        bp_heap_free(c->heap, c->table, c->table_cap * sizeof *c->table);
         c->table = t;
         c->table_cap = cap;
     }
@@ -527,13 +456,13 @@ bp_status bp_world_cells_build(bp_world *w) {
     // Pass 1: the cells and their counts.
     for (size_t d = 0; d < n; ++d) {
         if (2 * (c->cells + 1) > c->table_cap) {
-            bp_status st = cells_grow_bare(w, 2 * c->table_cap);
+            bp_status st = cells_grow_bare(c, 2 * c->table_cap);
             if (st != BP_OK) {
                 cells_reset(c);
                 return st;
             }
         }
-        const float *box = w->boxes + d * (size_t)(2 * c->dim);
+        const float *box = boxes + d * (size_t)(2 * c->dim);
         const unsigned level = cells_level(c, box);
         int32_t key[3];
         cells_key(c, box, level, key);
@@ -546,43 +475,30 @@ bp_status bp_world_cells_build(bp_world *w) {
     for (size_t i = 0; i < c->table_cap; ++i)
         if (c->table[i].used) need += (size_t)2 << cells_class_for(c->table[i].count);
     need += need / 8 + 256;
-    if (need > c->blocks.cap) {
-        if (need > UINT32_MAX || need > SIZE_MAX / (stride * sizeof(float))) {
-            cells_reset(c);
-            return BP_ERR_NOMEM;
-        }
-        float *p = bp_alloc(w->heap, need * stride * sizeof(float));
-        if (!p) {
-            cells_reset(c);
-            return BP_ERR_NOMEM;
-        }
-        bp_free(w->heap, c->blocks.pool, c->blocks.cap * stride * sizeof(float));
-        c->blocks.pool = p;
-        c->blocks.cap = need;
+    if (bp_blocks_renew(&c->blocks, need) != BP_OK) {
+        cells_reset(c);
+        return BP_ERR_NOMEM;
     }
-    size_t used = 0;
     for (size_t i = 0; i < c->table_cap; ++i) {
         world_cell *e = &c->table[i];
         if (!e->used) continue;
-        e->off = (uint32_t)used;
-        e->cap = (uint32_t)2 << cells_class_for(e->count);
-        used += e->cap;
+        const unsigned cls = cells_class_for(e->count);
+        e->off = bp_blocks_take(&c->blocks, cls);
+        e->cap = (uint32_t)2 << cls;
         e->count = 0;
     }
-    c->blocks.used = used;
     // Pass 2: the entries.
     for (size_t d = 0; d < n; ++d) {
-        const float *box = w->boxes + d * (size_t)(2 * c->dim);
+        const float *box = boxes + d * (size_t)(2 * c->dim);
         const unsigned level = cells_level(c, box);
         int32_t key[3];
         cells_key(c, box, level, key);
         const size_t k = cells_find(c, level, key);
         world_cell *e = &c->table[k];
-        w->meta[d].cell = (uint32_t)k;
+        meta[d].cell = (uint32_t)k;
         const uint32_t s = e->count++;
-        cells_write(c, cells_entry(c, e, s), w->boxes + d * (size_t)(2 * c->dim), (uint32_t)d,
-                    w->meta[d].group);
-        w->meta[d].place = s;
+        cells_write(c, cells_entry(c, e, s), box, (uint32_t)d, meta[d].group);
+        meta[d].place = s;
     }
     c->built = true;
     return BP_OK;
@@ -591,9 +507,8 @@ bp_status bp_world_cells_build(bp_world *w) {
 // ---------------------------------------------------------------------------------------------
 // Queries
 
-static bp_status cells_visit_range(bp_world *w, unsigned level, const int32_t *k0, const int32_t *k1,
+static bp_status cells_visit_range(const world_cells *c, unsigned level, const int32_t *k0, const int32_t *k1,
                                    world_visit_fn fn, void *user) {
-    world_cells *c = &w->cells;
     int32_t k[3] = {0, 0, 0};
     for (k[2] = k0[2]; k[2] <= k1[2]; ++k[2]) {
         for (k[1] = k0[1]; k[1] <= k1[1]; ++k[1]) {
@@ -629,8 +544,7 @@ static inline double cells_range(const world_cells *c, unsigned level, const flo
     return cells;
 }
 
-bp_status bp_world_cells_visit(bp_world *w, const float *lo, const float *hi, world_visit_fn fn, void *user) {
-    world_cells *c = &w->cells;
+bp_status world_cells_visit(const world_cells *c, const float *lo, const float *hi, world_visit_fn fn, void *user) {
     const int dim = c->dim;
     uint64_t walk[(WORLD_LEVELS + 63) / 64] = {0};  // levels served by the table walk
     double walk_cells = 0.0;
@@ -645,7 +559,7 @@ bp_status bp_world_cells_visit(bp_world *w, const float *lo, const float *hi, wo
             any = true;
             continue;
         }
-        bp_status st = cells_visit_range(w, level, k0, k1, fn, user);
+        bp_status st = cells_visit_range(c, level, k0, k1, fn, user);
         if (st != BP_OK) return st;
     }
     if (!any) return BP_OK;
@@ -656,7 +570,7 @@ bp_status bp_world_cells_visit(bp_world *w, const float *lo, const float *hi, wo
             if (!((walk[level >> 6] >> (level & 63)) & 1u)) continue;
             int32_t k0[3], k1[3];
             cells_range(c, level, lo, hi, k0, k1);
-            bp_status st = cells_visit_range(w, level, k0, k1, fn, user);
+            bp_status st = cells_visit_range(c, level, k0, k1, fn, user);
             if (st != BP_OK) return st;
         }
         return BP_OK;
@@ -683,8 +597,7 @@ bp_status bp_world_cells_visit(bp_world *w, const float *lo, const float *hi, wo
 // ---------------------------------------------------------------------------------------------
 // Drawing and validation
 
-void bp_world_cells_draw(const bp_world *w, const bp_debug_draw *draw) {
-    const world_cells *c = &w->cells;
+void world_cells_draw(const world_cells *c, const bp_debug_draw *draw) {
     if (!c->built || !draw->box) return;
     for (size_t i = 0; i < c->table_cap; ++i) {
         const world_cell *e = &c->table[i];
@@ -699,11 +612,11 @@ void bp_world_cells_draw(const bp_world *w, const bp_debug_draw *draw) {
     }
 }
 
-bp_status bp_world_cells_validate(const bp_world *w) {
-    const world_cells *c = &w->cells;
+bp_status world_cells_validate(const world_cells *c, const float *boxes, const world_meta *meta,
+                               const uint64_t *behind, size_t n) {
     if (!c->built) {
-        for (size_t d = 0; d < w->n; ++d)
-            if (w->meta[d].cell != WORLD_NONE) return BP_ERR_INVALID_ARG;
+        for (size_t d = 0; d < n; ++d)
+            if (meta[d].cell != WORLD_NONE) return BP_ERR_INVALID_ARG;
         return BP_OK;
     }
     const int dim = c->dim;
@@ -720,14 +633,14 @@ bp_status bp_world_cells_validate(const bp_world *w) {
         for (uint32_t s = 0; s < e->count; ++s) {
             const float *en = cells_entry(c, e, s);
             const uint32_t d = world_entry_word(en, dim, 0);
-            if (d >= w->n || w->meta[d].cell != i || w->meta[d].place != s) return BP_ERR_INVALID_ARG;
+            if (d >= n || meta[d].cell != i || meta[d].place != s) return BP_ERR_INVALID_ARG;
             per_level[e->level]++;
             ++entries;
-            if (world_is_dirty(w, d)) continue;  // its entry catches up at the next sync
-            const float *box = w->boxes + (size_t)d * (size_t)(2 * dim);
+            if (world_bit(behind, d)) continue;  // its entry catches up at the next sync
+            const float *box = boxes + (size_t)d * (size_t)(2 * dim);
             if (memcmp(en, box, (size_t)(2 * dim) * sizeof(float)) != 0) return BP_ERR_INVALID_ARG;
             const uint32_t word = world_entry_word(en, dim, 1);
-            if (word != w->meta[d].group) return BP_ERR_INVALID_ARG;
+            if (word != meta[d].group) return BP_ERR_INVALID_ARG;
             const unsigned level = cells_level(c, box);
             int32_t key[3];
             cells_key(c, box, level, key);
@@ -737,16 +650,9 @@ bp_status bp_world_cells_validate(const bp_world *w) {
         }
     }
     if (cells != c->cells) return BP_ERR_INVALID_ARG;
-    // The free blocks: inside the pool, of their class.
-    for (unsigned k = 0; k < WORLD_BLOCK_CLASSES; ++k) {
-        size_t guard = 0;
-        for (uint32_t off = c->blocks.free_block[k]; off != WORLD_NONE;
-             off = world_entry_word(c->blocks.pool + (size_t)off * (size_t)c->stride, dim, 0)) {
-            if ((size_t)off + ((size_t)2 << k) > c->blocks.used || ++guard > c->blocks.used) return BP_ERR_INVALID_ARG;
-        }
-    }
+    if (!bp_blocks_valid(&c->blocks)) return BP_ERR_INVALID_ARG;  // the free blocks: inside the pool
     size_t placed = 0;
-    for (size_t d = 0; d < w->n; ++d) placed += w->meta[d].cell != WORLD_NONE;
+    for (size_t d = 0; d < n; ++d) placed += meta[d].cell != WORLD_NONE;
     if (placed != entries) return BP_ERR_INVALID_ARG;
     int levels = 0;
     for (unsigned L = 0; L < WORLD_LEVELS; ++L) {

@@ -1,63 +1,59 @@
 // The world's near lists (docs/world.md, "Near lists"): for a moving proxy, the static proxies
 // whose boxes met its fat box (its box grown by a margin) when the list was made, copied as
 // entries {box, slot, group}. Static proxies do not move on their own: while none has changed
-// (the world's near epoch) and the proxy's box stays inside its fat box, every static proxy it
+// (the lists' epoch) and the proxy's box stays inside its fat box, every static proxy it
 // can meet is on its list, and an update decides its events with the static world from that
 // list alone: a few entries in one block, instead of finding and reading the cells around it.
 // A list is made again, from the cells, when the box leaves the fat box; all of them are
 // forgotten (the epoch moves on) when a static proxy is added, moved, removed or changed.
 //
 // Records are kept per proxy that has had a list (an index per slot, the records dense with a
-// free list); the entries live in blocks of the same block pool as the cells' runs.
+// free list); the entries live in blocks of a block pool (blocks.h).
 #include <math.h>
 
-#include "world.h"
+#include "world_near.h"
 
-// A list is made from at most WORLD_NEAR_MAX entries collected around the fat box; when they are
-// more than WORLD_NEAR_WANT (a crowd, or 3D where the fat box holds more), the fat box shrinks
-// towards the box, halving its margin, until they are few enough or the margin has halved three
-// times. A list of more entries than WORLD_NEAR_KEEP is not kept: its proxy is decided from the
-// cells.
-#define WORLD_NEAR_MAX 256
-#define WORLD_NEAR_WANT 8
-#define WORLD_NEAR_KEEP 64
-
-void bp_world_near_init(bp_world *w) {
-    bp_world_blocks_init(&w->near_blocks);
-    w->near_epoch = 1;
-    w->near_free = WORLD_NONE;
+void world_near_init(world_nears *nl, bp_heap *heap, int dim) {
+    memset(nl, 0, sizeof *nl);
+    nl->dim = dim;
+    nl->stride = (size_t)(2 * dim + 2);
+    nl->heap = heap;
+    bp_blocks_init(&nl->blocks, heap, nl->stride);
+    nl->epoch = 1;
+    nl->free = WORLD_NONE;
 }
 
-void bp_world_near_free(bp_world *w) {
-    bp_world_blocks_free(w, &w->near_blocks);
-    BP_RELEASE(w->heap, w->slot_near, w->slot_near_cap);
-    BP_RELEASE(w->heap, w->nears, w->near_cap);
-    w->near_count = 0;
-    w->near_free = WORLD_NONE;
+void world_near_free(world_nears *nl) {
+    bp_blocks_free(&nl->blocks);
+    BP_RELEASE(nl->heap, nl->slot_near, nl->slot_near_cap);
+    BP_RELEASE(nl->heap, nl->nears, nl->cap);
+    BP_RELEASE(nl->heap, nl->scratch, nl->scratch_cap);
+    nl->count = 0;
+    nl->free = WORLD_NONE;
 }
 
-bp_status bp_world_near_reserve(bp_world *w) {
-    if (w->slot_near_cap < w->slot_cap) {
-        const size_t from = w->slot_near_cap;
-        BP_RESERVE(w->heap, w->slot_near, w->slot_near_cap, w->slot_cap);
-        for (size_t s = from; s < w->slot_near_cap; ++s) w->slot_near[s] = WORLD_NONE;
+bp_status world_near_reserve(world_nears *nl, size_t slots) {
+    if (nl->slot_near_cap < slots) {
+        const size_t from = nl->slot_near_cap;
+        BP_RESERVE(nl->heap, nl->slot_near, nl->slot_near_cap, slots);
+        for (size_t s = from; s < nl->slot_near_cap; ++s) nl->slot_near[s] = WORLD_NONE;
     }
-    BP_RESERVE_DISCARD(w->heap, w->near_scratch, w->near_scratch_cap, WORLD_NEAR_MAX * (size_t)w->cells.stride);
+    BP_RESERVE_DISCARD(nl->heap, nl->scratch, nl->scratch_cap, WORLD_NEAR_MAX * nl->stride);
     return BP_OK;
 }
 
 // The slot's list goes (its proxy was removed, or its record is handed to another proxy).
-void bp_world_near_drop(bp_world *w, uint32_t slot) {
-    if (slot >= w->slot_near_cap || w->slot_near[slot] == WORLD_NONE) return;
-    const uint32_t r = w->slot_near[slot];
-    world_near *n = &w->nears[r];
-    if (n->cls != WORLD_NEAR_NOBLOCK) bp_world_block_put(w, &w->near_blocks, n->off, n->cls);
+void world_near_drop(world_nears *nl, uint32_t slot) {
+    if (slot >= nl->slot_near_cap || nl->slot_near[slot] == WORLD_NONE) return;
+    const uint32_t r = nl->slot_near[slot];
+    world_near *n = &nl->nears[r];
+    if (n->cls != WORLD_NEAR_NOBLOCK) bp_blocks_put(&nl->blocks, n->off, n->cls);
     n->epoch = 0;
     n->cls = WORLD_NEAR_NOBLOCK;
     n->count = 0;
-    n->off = w->near_free;
-    w->near_free = r;
-    w->slot_near[slot] = WORLD_NONE;
+    n->off = nl->free;
+    nl->free = r;
+    nl->slot_near[slot] = WORLD_NONE;
 }
 
 // The fat box of a proxy whose box went from old_box (NULL: new) to box: grown on every side by
@@ -71,10 +67,11 @@ void bp_world_near_drop(bp_world *w, uint32_t slot) {
 // a few entries whatever the density and the dimension (on `static`: about three, 2D and 3D;
 // docs/world.md). A margin is never more than a few finest cells beyond what the extent asks.
 // Rounding only widens the box (float rounding is monotone).
-void bp_world_near_fat(const bp_world *w, uint32_t slot, const float *old_box, const float *box, float *fat) {
-    const int dim = w->dim;
-    const uint32_t r = w->slot_near[slot];
-    const double scale = r != WORLD_NONE ? (double)w->nears[r].scale : 1.0;
+void world_near_fat(const world_nears *nl, uint32_t slot, const float *old_box, const float *box, double c0,
+                    float *fat) {
+    const int dim = nl->dim;
+    const uint32_t r = nl->slot_near[slot];
+    const double scale = r != WORLD_NONE ? (double)nl->nears[r].scale : 1.0;
     double ext = 0.0, step = 0.0, ahead[3] = {0.0, 0.0, 0.0};
     for (int a = 0; a < dim; ++a) {
         const double e = (double)box[dim + a] - (double)box[a];
@@ -88,7 +85,7 @@ void bp_world_near_fat(const bp_world *w, uint32_t slot, const float *old_box, c
     }
     // A jump (a teleport) predicts nothing: the step's share is bounded by two finest cells, so
     // that the cells around the fat box stay a few.
-    const double most = 2.0 * w->cells.c0;
+    const double most = 2.0 * c0;
     for (int a = 0; a < dim; ++a) ahead[a] = ahead[a] > most ? most : ahead[a] < -most ? -most : ahead[a];
     step = step > most ? most : step;
     const double stagger = 1.0 + (double)((slot * 0x9E3779B1u) >> 24) / 256.0;
@@ -100,28 +97,29 @@ void bp_world_near_fat(const bp_world *w, uint32_t slot, const float *old_box, c
 }
 
 // Keeps the entries meeting `fat` (in place); returns their count.
-static size_t near_filter(const bp_world *w, float *entries, size_t count, const float *fat) {
-    const size_t stride = (size_t)w->cells.stride;
+static size_t near_filter(const world_nears *nl, float *entries, size_t count, const float *fat) {
+    const size_t stride = nl->stride;
     size_t kept = 0;
     for (size_t q = 0; q < count; ++q) {
         const float *e = entries + q * stride;
-        if (!world_overlap(e, fat, w->dim)) continue;
+        if (!world_overlap(e, fat, nl->dim)) continue;
         if (kept != q) memcpy(entries + kept * stride, e, stride * sizeof(float));
         ++kept;
     }
     return kept;
 }
 
-// Makes slot's list from `count` entries of `stride` floats collected from the cells around `fat`
-// (more than WORLD_NEAR_MAX: some were not collected) for a proxy whose box is `box`; the
-// entries may be reordered. Too many: the fat box shrinks towards the box (its margin halved,
+// Makes slot's list from the entries collected from the cells around `fat` (more than
+// WORLD_NEAR_MAX: some were not kept) for a proxy whose box is `box`; the entries may be
+// reordered. Too many: the fat box shrinks towards the box (its margin halved,
 // up to three times) and the entries outside it are dropped. A list too long, or no memory for
 // it, leaves the slot without one (its proxy is decided from the cells): a list saves time and
 // never changes an answer.
-void bp_world_near_store(bp_world *w, uint32_t slot, const float *box, const float *fat_in, float *entries,
-                         size_t count) {
-    const int dim = w->dim;
-    const size_t stride = (size_t)w->cells.stride;
+void world_near_store(world_nears *nl, uint32_t slot, const float *box, const float *fat_in) {
+    const int dim = nl->dim;
+    const size_t stride = nl->stride;
+    float *entries = nl->scratch;
+    size_t count = nl->collected;
     float fat[6];
     world_copy_box(fat, fat_in, dim);
     float scale = 1.0f;
@@ -131,28 +129,28 @@ void bp_world_near_store(bp_world *w, uint32_t slot, const float *box, const flo
             fat[a] = (float)((double)box[a] - ((double)box[a] - (double)fat_in[a]) * part);
             fat[dim + a] = (float)((double)box[dim + a] + ((double)fat_in[dim + a] - (double)box[dim + a]) * part);
         }
-        count = near_filter(w, entries, count, fat);
+        count = near_filter(nl, entries, count, fat);
         scale = (float)part;
     }
     if (count < 2) scale *= 1.25f;
     else if (count > WORLD_NEAR_WANT / 2 + 1) scale *= 0.8f;
-    uint32_t r = slot < w->slot_near_cap ? w->slot_near[slot] : WORLD_NONE;
+    uint32_t r = slot < nl->slot_near_cap ? nl->slot_near[slot] : WORLD_NONE;
     if (r == WORLD_NONE) {
-        if (slot >= w->slot_near_cap || count > WORLD_NEAR_KEEP) return;
-        if (w->near_free != WORLD_NONE) {
-            r = w->near_free;
-            w->near_free = w->nears[r].off;
+        if (slot >= nl->slot_near_cap || count > WORLD_NEAR_KEEP) return;
+        if (nl->free != WORLD_NONE) {
+            r = nl->free;
+            nl->free = nl->nears[r].off;
         } else {
             bp_status st = BP_OK;
-            w->nears = bp_grow(w->heap, w->nears, &w->near_cap, w->near_count + 1, sizeof *w->nears, true, &st);
+            nl->nears = bp_heap_grow(nl->heap, nl->nears, &nl->cap, nl->count + 1, sizeof *nl->nears, true, &st);
             if (st != BP_OK) return;
-            r = (uint32_t)w->near_count++;
+            r = (uint32_t)nl->count++;
         }
-        w->nears[r].cls = WORLD_NEAR_NOBLOCK;
-        w->nears[r].scale = 1.0f;
-        w->slot_near[slot] = r;
+        nl->nears[r].cls = WORLD_NEAR_NOBLOCK;
+        nl->nears[r].scale = 1.0f;
+        nl->slot_near[slot] = r;
     }
-    world_near *n = &w->nears[r];
+    world_near *n = &nl->nears[r];
     n->scale *= scale;
     if (n->scale < 1.0f / 64) n->scale = 1.0f / 64;
     if (n->scale > 2.0f) n->scale = 2.0f;
@@ -164,15 +162,13 @@ void bp_world_near_store(bp_world *w, uint32_t slot, const float *box, const flo
     while (((size_t)2 << cls) < count) ++cls;
     if (count && n->cls != cls) {
         uint32_t off;
-        if (bp_world_block_get(w, &w->near_blocks, cls, &off) != BP_OK) return;
-        if (n->cls != WORLD_NEAR_NOBLOCK) bp_world_block_put(w, &w->near_blocks, n->off, n->cls);
+        if (bp_blocks_get(&nl->blocks, cls, &off) != BP_OK) return;
+        if (n->cls != WORLD_NEAR_NOBLOCK) bp_blocks_put(&nl->blocks, n->off, n->cls);
         n->off = off;
         n->cls = (uint16_t)cls;
     }
-    if (count) memcpy(w->near_blocks.pool + (size_t)n->off * stride, entries, count * stride * sizeof(float));
+    if (count) memcpy(bp_blocks_entry(&nl->blocks, n->off), entries, count * stride * sizeof(float));
     world_copy_box(n->fat, fat, dim);
     n->count = (uint16_t)count;
-    n->epoch = w->near_epoch;
+    n->epoch = nl->epoch;
 }
-
-size_t bp_world_near_max(void) { return WORLD_NEAR_MAX; }
