@@ -144,7 +144,7 @@ void *bp_grow(bp_context *ctx, void *old, size_t *cap, size_t need, size_t elem,
 
 bp_status bp_index_grow(bp_index_buf *b) {
     bp_status st = BP_OK;
-    b->data = bp_grow(b->ctx, b->data, &b->cap, b->count + 1, sizeof *b->data, true, &st);
+    b->data = bp_heap_grow(b->heap, b->data, &b->cap, b->count + 1, sizeof *b->data, true, &st);
     return st;
 }
 

@@ -259,10 +259,10 @@ bp_status bp_find_pairs_between3(bp_context *ctx, const bp_box3 *a, size_t na, c
 static bp_status bp_run_query(bp_context *ctx, bp_query *q, bp_indices *out) {
     bp_frame *f = &ctx->frame;
     bp_algorithm *m = ctx->methods[ctx->last];
-    ctx->query.ctx = ctx;
+    ctx->query.heap = &ctx->core.heap;
     ctx->query.count = 0;
     bp_region_visitor rv;
-    bp_region_visitor_init(&rv, q, f, &ctx->query);
+    bp_region_visitor_init(&rv, q, f->boxes, f->dim, &ctx->query);
     const bp_status st = m && m->cls->visit ? m->cls->visit(m, f, &rv.base) : bp_visit_frame(f, &rv.base);
     if (st != BP_OK) {
         ctx->query.count = 0;

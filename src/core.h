@@ -131,10 +131,12 @@ static inline bool bp_cpu_avx512(void) { return __builtin_cpu_supports("avx512f"
 #endif
 
 /// A growable array of box indices (query results).
+typedef struct bp_heap bp_heap;  // below
+
 typedef struct bp_index_buf {
     uint32_t *data;
     size_t count, cap;
-    bp_context *ctx;
+    bp_heap *heap;
 } bp_index_buf;
 
 bp_status bp_index_grow(bp_index_buf *b);

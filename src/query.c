@@ -100,18 +100,20 @@ bp_status bp_visit_frame(const bp_frame *f, bp_visitor *v) {
     return BP_OK;
 }
 
-static bp_status region_visit(bp_visitor *v, uint32_t index) {
+bp_status bp_region_visit(bp_visitor *v, uint32_t index) {
     const bp_region_visitor *rv = (const bp_region_visitor *)v;
-    return bp_query_hit(rv->q, rv->f, index) ? bp_index_push(rv->out, index) : BP_OK;
+    const float *box = rv->boxes + (size_t)index * (size_t)(2 * rv->dim);
+    return bp_query_hit_box(rv->q, box, rv->dim) ? bp_index_push(rv->out, index) : BP_OK;
 }
 
-void bp_region_visitor_init(bp_region_visitor *rv, const bp_query *q, const bp_frame *f, bp_index_buf *out) {
+void bp_region_visitor_init(bp_region_visitor *rv, const bp_query *q, const float *boxes, int dim, bp_index_buf *out) {
     for (int a = 0; a < 3; ++a) {
         rv->base.lo[a] = q->lo[a];
         rv->base.hi[a] = q->hi[a];
     }
-    rv->base.visit = region_visit;
+    rv->base.visit = bp_region_visit;
     rv->q = q;
-    rv->f = f;
+    rv->boxes = boxes;
+    rv->dim = dim;
     rv->out = out;
 }

@@ -75,16 +75,22 @@ struct bp_visitor {
 /// The traversal without a structure: every box of the frame whose box touches the window.
 bp_status bp_visit_frame(const bp_frame *f, bp_visitor *v);
 
-/// Region queries as a visitor: the exact test of `q` on each candidate of frame `f`, matches
-/// pushed to `out` (any order; the caller sorts).
+/// Region queries as a visitor: the exact test of `q` on each candidate, box k being the 2 * dim
+/// floats at boxes + k * 2 * dim (a frame's boxes, the world's), matches pushed to `out` (any
+/// order; the caller sorts). The context's and the world's region queries are this visitor.
 typedef struct bp_region_visitor {
     bp_visitor base;  // first: the traversal's pointer is this visitor's
     const bp_query *q;
-    const bp_frame *f;
+    const float *boxes;
+    int dim;
     bp_index_buf *out;
 } bp_region_visitor;
 
-/// A region visitor for q over frame f into out (its window: q's bounds).
-void bp_region_visitor_init(bp_region_visitor *rv, const bp_query *q, const bp_frame *f, bp_index_buf *out);
+/// A region visitor for q over `boxes` into out (its window: q's bounds).
+void bp_region_visitor_init(bp_region_visitor *rv, const bp_query *q, const float *boxes, int dim, bp_index_buf *out);
+
+/// The same visitor's test and push for candidate `index`, for a visitor that wraps it (the
+/// world's, which first tests a proxy's filter).
+bp_status bp_region_visit(bp_visitor *v, uint32_t index);
 
 #endif

@@ -79,7 +79,7 @@ static void world_release_all(bp_world *w) {
     BP_RELEASE(h, w->pair_out, w->pair_out_cap);
     BP_RELEASE(h, w->hit_ids, w->hit_cap);
     BP_RELEASE(h, w->hit_users, w->hit_users_cap);
-    BP_RELEASE(h, w->hit_slots, w->hit_slots_cap);
+    BP_RELEASE(h, w->hits.data, w->hits.cap);
     BP_RELEASE(h, w->hit_tmp, w->hit_tmp_cap);
 }
 
@@ -695,66 +695,78 @@ bp_status bp_world_get_pairs(bp_world *w, bp_world_pairs *out) {
 // ---------------------------------------------------------------------------------------------
 // Queries
 
-typedef struct world_query {
-    bp_world *w;
-    bp_query q;
-    uint64_t mask;
-    size_t count;
-    bp_status st;
-} world_query;
+// The world's traversal for a query (src/query.h's contract): its cells where they are current,
+// else every proxy; it hands over dense indices, whose boxes are world_box.
+typedef struct world_cell_walk {
+    bp_visitor *v;
+    int dim;
+} world_cell_walk;
 
-static bp_status world_query_push(world_query *wq, uint32_t slot) {
-    bp_world *w = wq->w;
-    if (wq->count == w->hit_slots_cap) BP_RESERVE(&w->heap, w->hit_slots, w->hit_slots_cap, wq->count + 1);
-    w->hit_slots[wq->count++] = slot;
-    return BP_OK;
-}
-
-static bp_status world_query_cell(void *user, const float *entries, uint32_t count) {
-    world_query *wq = user;
-    bp_world *w = wq->w;
-    const int dim = w->dim, stride = 2 * dim + 2;
+static bp_status world_walk_cell(void *user, const float *entries, uint32_t count) {
+    const world_cell_walk *cw = user;
+    bp_visitor *v = cw->v;
+    const int dim = cw->dim, stride = 2 * dim + 2;
     for (uint32_t s = 0; s < count; ++s) {
         const float *e = entries + (size_t)s * (size_t)stride;
-        if (!bp_query_hit_box(&wq->q, e, dim)) continue;
-        const uint32_t g = world_entry_word(e, dim, 1);
-        if (!(w->groups.at[g].category & wq->mask)) continue;
-        bp_status st = world_query_push(wq, w->meta[world_entry_word(e, dim, 0)].slot);
+        bool touch = true;
+        for (int a = 0; a < dim; ++a) touch &= !(e[a] > v->hi[a] || v->lo[a] > e[dim + a]);
+        if (!touch) continue;
+        const bp_status st = v->visit(v, world_entry_word(e, dim, 0));
         if (st != BP_OK) return st;
     }
     return BP_OK;
 }
 
-static bp_status world_run_query(bp_world *w, const bp_query *q, uint64_t mask, bp_world_hits *out) {
-    world_query wq;
-    memset(&wq, 0, sizeof wq);
-    wq.w = w;
-    wq.q = *q;
-    wq.mask = mask;
-    bp_status st = BP_OK;
+static bp_status world_visit(bp_world *w, bp_visitor *v) {
     // Stale cells (after a rebuild, or while too much has changed to record) are rebuilt only
     // once scanning would have cost more than building them.
     const bool use_cells = !w->overflow && (w->cells.built || w->stale_queries >= WORLD_STALE_SCANS);
-    if (use_cells) st = world_sync(w);
-    if (st == BP_OK && use_cells) {
-        st = world_cells_visit(&w->cells, q->lo, q->hi, world_query_cell, &wq);
-    } else if (st == BP_OK) {
+    if (!use_cells) {
         w->stale_queries++;
-        for (size_t d = 0; d < w->n && st == BP_OK; ++d)
-            if (bp_query_hit_box(q, world_box(w, d), w->dim) && (w->groups.at[w->meta[d].group].category & mask))
-                st = world_query_push(&wq, w->meta[d].slot);
+        const bp_frame all = {.dim = w->dim, .n = w->n, .boxes = w->boxes};
+        return bp_visit_frame(&all, v);
     }
+    bp_status st = world_sync(w);
+    world_cell_walk cw = {v, w->dim};
+    if (st == BP_OK) st = world_cells_visit(&w->cells, v->lo, v->hi, world_walk_cell, &cw);
+    return st;
+}
+
+// Region queries: the one region visitor (src/query.h), behind the mask.
+typedef struct world_query_visitor {
+    bp_region_visitor region;  // first: the traversal's pointer is this visitor's
+    const bp_world *w;
+    uint64_t mask;
+} world_query_visitor;
+
+static bp_status world_query_visit(bp_visitor *v, uint32_t d) {
+    const world_query_visitor *wv = (const world_query_visitor *)(void *)v;
+    if (!(wv->w->groups.at[wv->w->meta[d].group].category & wv->mask)) return BP_OK;
+    return bp_region_visit(v, d);
+}
+
+static bp_status world_run_query(bp_world *w, const bp_query *q, uint64_t mask, bp_world_hits *out) {
+    w->hits.heap = &w->heap;
+    w->hits.count = 0;
+    world_query_visitor wv;
+    bp_region_visitor_init(&wv.region, q, w->boxes, w->dim, &w->hits);
+    wv.region.base.visit = world_query_visit;
+    wv.w = w;
+    wv.mask = mask;
+    bp_status st = world_visit(w, &wv.region.base);
     if (st != BP_OK) return st;
-    const size_t c = wq.count;
+    const size_t c = w->hits.count;
+    uint32_t *slots = w->hits.data;
+    for (size_t k = 0; k < c; ++k) slots[k] = w->meta[slots[k]].slot;
     BP_RESERVE_DISCARD(&w->heap, w->hit_ids, w->hit_cap, c);
     BP_RESERVE_DISCARD(&w->heap, w->hit_users, w->hit_users_cap, c);
     BP_RESERVE_DISCARD(&w->heap, w->hit_tmp, w->hit_tmp_cap, c);
     unsigned bits = 1;
     while (bits < 32 && ((size_t)1 << bits) < w->slots) ++bits;
-    bp_radix_sort32(w->hit_slots, NULL, w->hit_tmp, NULL, c, bits);
+    bp_radix_sort32(slots, NULL, w->hit_tmp, NULL, c, bits);
     for (size_t k = 0; k < c; ++k) {
-        w->hit_ids[k] = world_id(w, w->hit_slots[k]);
-        w->hit_users[k] = w->user[world_slot_state(w, w->hit_slots[k])];
+        w->hit_ids[k] = world_id(w, slots[k]);
+        w->hit_users[k] = w->user[world_slot_state(w, slots[k])];
     }
     out->ids = w->hit_ids;
     out->users = w->hit_users;

@@ -121,8 +121,8 @@ struct bp_world {
     size_t pair_out_cap;
     bp_proxy_id *hit_ids;     // queries
     uint64_t *hit_users;
-    uint32_t *hit_slots;
-    size_t hit_cap, hit_users_cap, hit_slots_cap;
+    bp_index_buf hits;      // a query's matches: dense indices, then slots
+    size_t hit_cap, hit_users_cap;
     uint32_t *hit_tmp;
     size_t hit_tmp_cap;
     size_t stale_queries;     // queries answered by a scan since the cells went stale
