@@ -69,6 +69,21 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
 /// Moves every object one frame (docs/scenes.md "Objects and motion").
 void bp_scene_step(bp_scene *s);
 
+/// docs/scenes.md's move rule on one axis of one object, for every scene and world scene: p += v,
+/// then off a wall of [0, w] that the object (half extent r on this axis) crosses, p goes back to
+/// touch the wall and v turns. Plain double arithmetic: the check values depend on it.
+static inline void bp_scene_move_axis(double *p, double *v, double r, double w) {
+    *p += *v;
+    if (*p - r < 0.0) {
+        *p = r;
+        *v = -*v;
+    }
+    if (*p + r > w) {
+        *p = w - r;
+        *v = -*v;
+    }
+}
+
 /// Writes the n boxes of the current frame to `out`: n bp_box2 (dim 2) or bp_box3 (dim 3),
 /// i.e. 2 * dim floats per box, min then max, each bound p -+ h computed in double and rounded
 /// to the nearest float.

@@ -45,13 +45,7 @@ int bp_wscene_init(bp_wscene *s, bp_wscene_kind kind, size_t count, int dim, uin
     size_t n = count + ships;
     if (n > ((size_t)1 << 30)) return -1;
     size_t d = (size_t)dim;
-    s->kind = kind;
-    s->dim = dim;
-    s->count = count;
-    s->n = n;
-    s->ships = ships;
-    s->seed = seed;
-    s->rng = seed;
+    *s = (bp_wscene){.kind = kind, .dim = dim, .count = count, .n = n, .ships = ships, .seed = seed, .rng = seed};
     s->p = malloc(n * d * sizeof *s->p);
     s->v = malloc(n * d * sizeof *s->v);
     s->r = malloc(n * sizeof *s->r);
@@ -94,18 +88,8 @@ int bp_wscene_init(bp_wscene *s, bp_wscene_kind kind, size_t count, int dim, uin
 // docs/scenes.md's move rule for slot k.
 static void bp_wscene_move(bp_wscene *s, size_t k) {
     size_t d = (size_t)s->dim;
-    double *p = s->p + k * d, *v = s->v + k * d, r = s->r[k], w = s->world;
-    for (size_t a = 0; a < d; ++a) {
-        p[a] += v[a];
-        if (p[a] - r < 0.0) {
-            p[a] = r;
-            v[a] = -v[a];
-        }
-        if (p[a] + r > w) {
-            p[a] = w - r;
-            v[a] = -v[a];
-        }
-    }
+    double *p = s->p + k * d, *v = s->v + k * d;
+    for (size_t a = 0; a < d; ++a) bp_scene_move_axis(&p[a], &v[a], s->r[k], s->world);
 }
 
 void bp_wscene_step(bp_wscene *s) {
