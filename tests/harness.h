@@ -391,6 +391,18 @@ static inline bool bpt_collect_fn(const bp_pair *pairs, size_t count, void *user
     return !(c->stop_after && c->batches >= c->stop_after);
 }
 
+/// Appends the pairs of a buffered call's result to `got` and returns its status: a failed call
+/// must report no pairs, a successful one a buffer wherever it reports any.
+static inline bp_status bpt_take_pairs(bp_status st, const bp_pairs *out, bpt_pairs *got) {
+    if (st != BP_OK) {
+        CHECK_EQ(out->count, 0);
+        return st;
+    }
+    CHECK(out->count == 0 || out->pairs != NULL);
+    for (size_t k = 0; k < out->count; ++k) bpt_pairs_push(got, out->pairs[k].i, out->pairs[k].j);
+    return st;
+}
+
 /// Finds the pairs of n boxes in the given mode, appending them in delivery order to `got`
 /// (cleared first).
 static inline bp_status bpt_find(bp_context *ctx, int d, const float *v, size_t n, bpt_delivery mode, bpt_pairs *got) {
@@ -400,13 +412,7 @@ static inline bp_status bpt_find(bp_context *ctx, int d, const float *v, size_t 
         out.pairs = (const bp_pair *)(uintptr_t)1;  // must be overwritten
         out.count = 12345;
         bp_status st = d == 2 ? bp_find_pairs2(ctx, bpt_as2(v), n, &out) : bp_find_pairs3(ctx, bpt_as3(v), n, &out);
-        if (st != BP_OK) {
-            CHECK_EQ(out.count, 0);
-            return st;
-        }
-        CHECK(out.count == 0 || out.pairs != NULL);
-        for (size_t k = 0; k < out.count; ++k) bpt_pairs_push(got, out.pairs[k].i, out.pairs[k].j);
-        return st;
+        return bpt_take_pairs(st, &out, got);
     }
     bpt_collect c = {got, 0, 0};
     return d == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(v), n, bpt_collect_fn, &c)
@@ -419,13 +425,7 @@ static inline bp_status bpt_find_between(bp_context *ctx, int d, const float *a,
     bp_pairs out;
     bp_status st = d == 2 ? bp_find_pairs_between2(ctx, bpt_as2(a), na, bpt_as2(b), nb, &out)
                           : bp_find_pairs_between3(ctx, bpt_as3(a), na, bpt_as3(b), nb, &out);
-    if (st != BP_OK) {
-        CHECK_EQ(out.count, 0);
-        return st;
-    }
-    CHECK(out.count == 0 || out.pairs != NULL);
-    for (size_t k = 0; k < out.count; ++k) bpt_pairs_push(got, out.pairs[k].i, out.pairs[k].j);
-    return st;
+    return bpt_take_pairs(st, &out, got);
 }
 
 /// Checks a delivered all-pairs result against the oracle: every pair has i < j < n, sorted when

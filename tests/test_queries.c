@@ -13,6 +13,15 @@ typedef struct qstate {
     size_t checked;
 } qstate;
 
+// The state of a case from its arguments: METHOD DIM.
+static qstate qstate_make(int argc, char **argv) {
+    qstate s;
+    memset(&s, 0, sizeof s);
+    s.method = bpt_method_arg(argc, argv, 0);
+    s.dim = bpt_dim_arg(argc, argv, 1);
+    return s;
+}
+
 static bool scan_hit(const qstate *s, const float *box, int kind, const float *q, float radius) {
     bool hit = false;
     const int d = s->dim;
@@ -110,10 +119,7 @@ static void random_queries(qstate *s, bp_context *ctx, bpt_rng *r, double lo, do
 }
 
 static void case_random(int argc, char **argv) {
-    qstate s;
-    memset(&s, 0, sizeof s);
-    s.method = bpt_method_arg(argc, argv, 0);
-    s.dim = bpt_dim_arg(argc, argv, 1);
+    qstate s = qstate_make(argc, argv);
     bpt_rng r = bpt_rng_make(1);
     for (int t = 0; t < 60; ++t) {
         size_t n = t % 4 == 0 ? bpt_below(&r, 20) : bpt_below(&r, 1500);
@@ -135,10 +141,7 @@ static void case_random(int argc, char **argv) {
 
 // Exact touching cases and degenerate sets.
 static void case_degenerate(int argc, char **argv) {
-    qstate s;
-    memset(&s, 0, sizeof s);
-    s.method = bpt_method_arg(argc, argv, 0);
-    s.dim = bpt_dim_arg(argc, argv, 1);
+    qstate s = qstate_make(argc, argv);
     const int d = s.dim;
     bpt_rng r = bpt_rng_make(2);
     bp_context *ctx = bpt_context(s.method, d, NULL);
@@ -306,10 +309,7 @@ static void case_degenerate(int argc, char **argv) {
 
 // After a bipartite call, queries see A followed by B (B's box j has index na + j).
 static void case_after_between(int argc, char **argv) {
-    qstate s;
-    memset(&s, 0, sizeof s);
-    s.method = bpt_method_arg(argc, argv, 0);
-    s.dim = bpt_dim_arg(argc, argv, 1);
+    qstate s = qstate_make(argc, argv);
     const int d = s.dim;
     bpt_rng r = bpt_rng_make(3);
     bp_context *ctx = bpt_context(s.method, d, NULL);
