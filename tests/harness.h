@@ -235,6 +235,18 @@ static inline float *bpt_box(const bpt_boxes *b, size_t k) { return b->v + k * (
 static inline const bp_box2 *bpt_as2(const float *v) { return (const bp_box2 *)(const void *)v; }
 static inline const bp_box3 *bpt_as3(const float *v) { return (const bp_box3 *)(const void *)v; }
 
+/// The narrow tests in dimension d (2 or 3): boxes (lo then hi) against boxes, round shapes
+/// (circle or sphere, by centre and radius) against round shapes and against boxes.
+static inline bp_status bpt_test_boxes(int d, const float *a, const float *b, bool *hit) {
+    return d == 2 ? bp_test_box2(bpt_as2(a), bpt_as2(b), hit) : bp_test_box3(bpt_as3(a), bpt_as3(b), hit);
+}
+static inline bp_status bpt_test_round(int d, const float *ca, float ra, const float *cb, float rb, bool *hit) {
+    return d == 2 ? bp_test_circle(ca, ra, cb, rb, hit) : bp_test_sphere(ca, ra, cb, rb, hit);
+}
+static inline bp_status bpt_test_round_box(int d, const float *c, float r, const float *box, bool *hit) {
+    return d == 2 ? bp_test_circle_box(c, r, bpt_as2(box), hit) : bp_test_sphere_box(c, r, bpt_as3(box), hit);
+}
+
 /// The closed overlap rule, written independently of the library.
 static inline bool bpt_overlap(const float *a, const float *b, int d) {
     for (int k = 0; k < d; ++k)
@@ -309,6 +321,13 @@ static inline void bpt_pairs_free(bpt_pairs *p) {
 static inline int bpt_cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
+}
+
+/// Three-way comparison of the key pairs (a0, a1) and (b0, b1), the first key first: the order
+/// of pairs (i, j) that qsort and bsearch comparators of pair structs return.
+static inline int bpt_cmp_keys(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
+    if (a0 != b0) return a0 < b0 ? -1 : 1;
+    return (a1 > b1) - (a1 < b1);
 }
 
 static inline void bpt_pairs_sort(bpt_pairs *p) {

@@ -571,9 +571,7 @@ static int test_nomem(void) {
             def.dimension = dim;
             def.method = BP_METHOD_GRID;
             def.sort_pairs = true;
-            def.allocator.alloc = fa_alloc;
-            def.allocator.free = fa_free;
-            def.allocator.user = &fa;
+            def.allocator = (bp_allocator){fa_alloc, fa_free, &fa};
             bp_context *g = NULL;
             CHECK_OK(bp_context_create(&def, &g));
             // Warm up with a smaller frame, then fail somewhere in a larger one.
@@ -628,9 +626,7 @@ static int test_warm(void) {
         bp_context_def def = bp_default_context_def();
         def.dimension = dim;
         def.method = BP_METHOD_GRID;
-        def.allocator.alloc = fa_alloc;
-        def.allocator.free = fa_free;
-        def.allocator.user = &fa;
+        def.allocator = (bp_allocator){fa_alloc, fa_free, &fa};
         bp_context *g = NULL;
         CHECK_OK(bp_context_create(&def, &g));
         size_t got = 0;

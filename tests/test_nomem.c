@@ -96,7 +96,7 @@ static bp_status queries(scenario *s, bp_context *ctx) {
     for (size_t k = 0; k < set->n; ++k) {
         bool hit = false;
         const float *b = bpt_box(set, k);
-        CHECK_OK(d == 2 ? bp_test_circle_box(c, 8.0f, bpt_as2(b), &hit) : bp_test_sphere_box(c, 8.0f, bpt_as3(b), &hit));
+        CHECK_OK(bpt_test_round_box(d, c, 8.0f, b, &hit));
         if (hit) {
             CHECK_MSG(want < idx.count && idx.indices[want] == k, "sphere query misses box %zu", k);
             ++want;

@@ -394,9 +394,7 @@ static void case_nomem(int argc, char **argv) {
                 def.dimension = dim;
                 def.method = BP_METHOD_QUADTREE;
                 def.quadtree.loose = lo != 0;
-                def.allocator.alloc = fa_alloc;
-                def.allocator.free = fa_free;
-                def.allocator.user = &fa;
+                def.allocator = (bp_allocator){fa_alloc, fa_free, &fa};
                 bp_context *qt = NULL;
                 CHECK_OK(bp_context_create(&def, &qt));
                 bp_pairs out;

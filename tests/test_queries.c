@@ -26,10 +26,9 @@ static bool scan_hit(const qstate *s, const float *box, int kind, const float *q
     bool hit = false;
     const int d = s->dim;
     if (kind == 0) {  // q: lo then hi
-        CHECK_OK(d == 2 ? bp_test_box2(bpt_as2(box), bpt_as2(q), &hit) : bp_test_box3(bpt_as3(box), bpt_as3(q), &hit));
+        CHECK_OK(bpt_test_boxes(d, box, q, &hit));
     } else if (kind == 1) {
-        CHECK_OK(d == 2 ? bp_test_circle_box(q, radius, bpt_as2(box), &hit)
-                        : bp_test_sphere_box(q, radius, bpt_as3(box), &hit));
+        CHECK_OK(bpt_test_round_box(d, q, radius, box, &hit));
         // A box outside the sphere's bounding box [c - r, c + r] (rounded outward) is outside
         // the sphere. The narrow test's double distance can round such a box in when the
         // coordinates are near FLT_MAX (distance FLT_MAX + 7 rounds to FLT_MAX); the query
@@ -41,7 +40,7 @@ static bool scan_hit(const qstate *s, const float *box, int kind, const float *q
     } else {
         float pt[6];
         for (int a = 0; a < d; ++a) pt[a] = pt[d + a] = q[a];
-        CHECK_OK(d == 2 ? bp_test_box2(bpt_as2(box), bpt_as2(pt), &hit) : bp_test_box3(bpt_as3(box), bpt_as3(pt), &hit));
+        CHECK_OK(bpt_test_boxes(d, box, pt, &hit));
     }
     return hit;
 }
