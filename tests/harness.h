@@ -473,6 +473,34 @@ static inline bp_context *bpt_context(bp_method m, int d, const bp_context_def *
 }
 
 // ---------------------------------------------------------------------------------------------
+// Debug drawing
+
+/// What bp_debug_draw_structure drew, with bpt_draw_box as the box callback and a bpt_draw (dim
+/// set) as its user pointer: the boxes, those at level 0 and the last of them (a grid's window),
+/// the deepest level, and whether any box was inverted or not finite or any level negative.
+typedef struct bpt_draw {
+    int dim;
+    size_t boxes, level0;
+    int top;
+    float wlo[3], whi[3];
+    bool bad;
+} bpt_draw;
+
+static inline void bpt_draw_box(const float *lo, const float *hi, int level, void *user) {
+    bpt_draw *d = user;
+    d->boxes++;
+    for (int a = 0; a < d->dim; ++a)
+        if (!(lo[a] <= hi[a]) || !isfinite(lo[a]) || !isfinite(hi[a])) d->bad = true;
+    if (level < 0) d->bad = true;
+    if (level > d->top) d->top = level;
+    if (level == 0) {
+        d->level0++;
+        memcpy(d->wlo, lo, (size_t)d->dim * sizeof *lo);
+        memcpy(d->whi, hi, (size_t)d->dim * sizeof *hi);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The counting, failing allocator (fault injection and leak checks)
 
 typedef struct bpt_alloc {

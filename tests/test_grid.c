@@ -123,6 +123,19 @@ static void scene_boxes(const scene *s, float *out) {
         }
 }
 
+// A scene of n objects and a buffer for its boxes (2 * dim floats each), both checked.
+static float *scene_open(scene *s, const char *name, size_t n, int dim, uint64_t seed) {
+    CHECK(scene_init(s, name, n, dim, seed));
+    float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
+    CHECK(boxes);
+    return boxes;
+}
+
+static void scene_close(scene *s, float *boxes) {
+    free(boxes);
+    scene_free(s);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The oracle: sorted pairs from grid and brute force must be identical.
 
@@ -203,9 +216,7 @@ static int test_scenes(void) {
     };
     for (size_t c = 0; c < sizeof sc / sizeof sc[0]; ++c) {
         scene s;
-        CHECK(scene_init(&s, sc[c].name, sc[c].n, sc[c].dim, 1));
-        float *boxes = malloc(sc[c].n * 2 * (size_t)sc[c].dim * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, sc[c].name, sc[c].n, sc[c].dim, 1);
         bp_context *g = make_ctx(sc[c].dim, BP_METHOD_GRID, 0), *b = make_ctx(sc[c].dim, BP_METHOD_BRUTE, 0);
         CHECK(g && b);
         for (int f = 0; f <= 10; ++f) {
@@ -221,8 +232,7 @@ static int test_scenes(void) {
         }
         bp_context_destroy(g);
         bp_context_destroy(b);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -388,41 +398,21 @@ static int test_extreme(void) {
     return 0;
 }
 
+// One region query of the given kind: a box (lo, hi), a sphere (centre lo, radius r) or a point.
+static bp_status query_kind(bp_context *ctx, int kind, const float *lo, const float *hi, float r, bp_indices *out) {
+    return kind == 0 ? bp_query_box(ctx, lo, hi, out) : kind == 1 ? bp_query_sphere(ctx, lo, r, out)
+                                                                  : bp_query_point(ctx, lo, out);
+}
+
 // Region queries from the grid against the brute context's scan, on the mixed scene.
 static int query_compare(bp_context *g, bp_context *b, int kind, const float *lo, const float *hi, float r) {
     bp_indices x, y;
-    bp_status s1, s2;
-    if (kind == 0) {
-        s1 = bp_query_box(g, lo, hi, &x);
-        if (s1 != BP_OK) return 1;
-        uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
-        if (!keep) return 1;
-        if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
-        size_t c = x.count;
-        s2 = bp_query_box(b, lo, hi, &y);
-        int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
-        free(keep);
-        return !ok;
-    }
-    if (kind == 1) {
-        s1 = bp_query_sphere(g, lo, r, &x);
-        if (s1 != BP_OK) return 1;
-        uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
-        if (!keep) return 1;
-        if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
-        size_t c = x.count;
-        s2 = bp_query_sphere(b, lo, r, &y);
-        int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
-        free(keep);
-        return !ok;
-    }
-    s1 = bp_query_point(g, lo, &x);
-    if (s1 != BP_OK) return 1;
+    if (query_kind(g, kind, lo, hi, r, &x) != BP_OK) return 1;
     uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
     if (!keep) return 1;
     if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
     size_t c = x.count;
-    s2 = bp_query_point(b, lo, &y);
+    bp_status s2 = query_kind(b, kind, lo, hi, r, &y);
     int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
     free(keep);
     return !ok;
@@ -464,9 +454,7 @@ static int test_query(void) {
         for (int sc = 0; sc < 2; ++sc) {
             scene s;
             const size_t n = 5000;
-            CHECK(scene_init(&s, names[sc], n, dim, bpt_seed));
-            float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-            CHECK(boxes);
+            float *boxes = scene_open(&s, names[sc], n, dim, bpt_seed);
             scene_boxes(&s, boxes);
             // A few extra huge boxes so that the coarse levels are queried too.
             for (int a = 0; a < dim; ++a) {
@@ -483,8 +471,7 @@ static int test_query(void) {
             CHECK(query_rounds(g, b, &R, s.W, boxes, n, dim, 300) == 0);
             bp_context_destroy(g);
             bp_context_destroy(b);
-            free(boxes);
-            scene_free(&s);
+            scene_close(&s, boxes);
         }
     }
     return 0;
@@ -495,9 +482,7 @@ static int test_between(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 4000;
-        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
-        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, "mixed", n, dim, bpt_seed);
         scene_boxes(&s, boxes);
         bp_context *g = make_ctx(dim, BP_METHOD_GRID, 0), *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
         CHECK(g && b);
@@ -522,8 +507,7 @@ static int test_between(void) {
         free(keep);
         bp_context_destroy(g);
         bp_context_destroy(b);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -559,9 +543,7 @@ static int test_nomem(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 3000;
-        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
-        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, "mixed", n, dim, bpt_seed);
         bp_context *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
         CHECK(b);
         int failures = 0;
@@ -601,8 +583,7 @@ static int test_nomem(void) {
         }
         CHECK(failures > 0);
         bp_context_destroy(b);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -619,9 +600,7 @@ static int test_warm(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 20000;
-        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
-        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, "mixed", n, dim, bpt_seed);
         fail_alloc fa = {-1, 0};
         bp_context_def def = bp_default_context_def();
         def.dimension = dim;
@@ -642,8 +621,7 @@ static int test_warm(void) {
         CHECK(got > 0);
         bp_context_destroy(g);
         CHECK(fa.live == 0);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -658,9 +636,7 @@ static bool stop_after_one(const bp_pair *p, size_t c, void *user) {
 static int test_stop(void) {
     scene s;
     const size_t n = 20000;
-    CHECK(scene_init(&s, "uniform", n, 2, bpt_seed));
-    float *boxes = malloc(n * 4 * sizeof(float));
-    CHECK(boxes);
+    float *boxes = scene_open(&s, "uniform", n, 2, bpt_seed);
     scene_boxes(&s, boxes);
     bp_context_def def = bp_default_context_def();
     def.method = BP_METHOD_GRID;
@@ -679,54 +655,28 @@ static int test_stop(void) {
     CHECK(compare_frame(g, b, 2, boxes, n, NULL) == 0);
     bp_context_destroy(g);
     bp_context_destroy(b);
-    free(boxes);
-    scene_free(&s);
+    scene_close(&s, boxes);
     return 0;
 }
 
 // Debug drawing: the window first (level 0), then occupied cells, each holding some box.
-typedef struct draw_acc {
-    int dim;
-    size_t calls, windows;
-    float wlo[3], whi[3];
-    int bad;
-} draw_acc;
-
-static void draw_box(const float *lo, const float *hi, int level, void *user) {
-    draw_acc *acc = user;
-    acc->calls++;
-    for (int a = 0; a < acc->dim; ++a)
-        if (!(lo[a] <= hi[a])) acc->bad = 1;
-    if (level == 0) {
-        acc->windows++;
-        memcpy(acc->wlo, lo, sizeof acc->wlo);
-        memcpy(acc->whi, hi, sizeof acc->whi);
-    } else if (level < 0) {
-        acc->bad = 1;
-    }
-}
-
 static int test_draw(void) {
     scene s;
     const size_t n = 2000;
-    CHECK(scene_init(&s, "mixed", n, 2, bpt_seed));
-    float *boxes = malloc(n * 4 * sizeof(float));
-    CHECK(boxes);
+    float *boxes = scene_open(&s, "mixed", n, 2, bpt_seed);
     scene_boxes(&s, boxes);
     bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
     CHECK(g);
     bp_pairs out;
     CHECK_OK(find(g, 2, boxes, n, &out));
-    draw_acc acc = {.dim = 2};
-    acc.wlo[2] = acc.whi[2] = 0;
-    bp_debug_draw dd = {draw_box, &acc};
+    bpt_draw acc = {.dim = 2};
+    bp_debug_draw dd = {bpt_draw_box, &acc};
     CHECK_OK(bp_debug_draw_structure(g, &dd));
-    CHECK(acc.windows == 1 && !acc.bad);
-    CHECK(acc.calls > 1 && acc.calls <= n + 1);
+    CHECK(acc.level0 == 1 && !acc.bad);
+    CHECK(acc.boxes > 1 && acc.boxes <= n + 1);
     CHECK(acc.wlo[0] <= 0.0f && acc.whi[0] >= (float)s.W);
     bp_context_destroy(g);
-    free(boxes);
-    scene_free(&s);
+    scene_close(&s, boxes);
     return 0;
 }
 
@@ -758,10 +708,9 @@ static void lattice_box(const float *lo, const float *hi, int level, void *user)
 static int test_draw_lattice(void) {
     scene s;
     const size_t n = 500;
-    CHECK(scene_init(&s, "seed", n, 2, bpt_seed));
-    float *boxes = malloc(n * 4 * sizeof(float));
+    float *boxes = scene_open(&s, "seed", n, 2, bpt_seed);
     lattice_acc *acc = calloc(1, sizeof *acc);
-    CHECK(boxes && acc);
+    CHECK(acc);
     scene_boxes(&s, boxes);
     bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
     CHECK(g);
@@ -801,8 +750,7 @@ static int test_draw_lattice(void) {
     CHECK(occupied > 0 && occupied < lattice);
     bp_context_destroy(g);
     free(acc);
-    free(boxes);
-    scene_free(&s);
+    scene_close(&s, boxes);
     return 0;
 }
 
@@ -818,9 +766,7 @@ static int test_layouts(void) {
     for (size_t c = 0; c < sizeof sc / sizeof sc[0]; ++c) {
         for (int layout = 0; layout < 3; ++layout) {
             scene s;
-            CHECK(scene_init(&s, sc[c].name, sc[c].n, 2, bpt_seed));
-            float *boxes = malloc(sc[c].n * 4 * sizeof(float));
-            CHECK(boxes);
+            float *boxes = scene_open(&s, sc[c].name, sc[c].n, 2, bpt_seed);
             bp_context *g = make_ctx_layout(2, BP_METHOD_GRID, 0, (bp_grid_layout)layout);
             bp_context *b = make_ctx(2, BP_METHOD_BRUTE, 0);
             CHECK(g && b);
@@ -842,8 +788,7 @@ static int test_layouts(void) {
             }
             bp_context_destroy(g);
             bp_context_destroy(b);
-            free(boxes);
-            scene_free(&s);
+            scene_close(&s, boxes);
         }
     }
     return 0;
@@ -860,9 +805,7 @@ static int test_crowding(void) {
     for (int c = 0; c < 2; ++c) {
         scene s;
         const size_t n = 2000;
-        CHECK(scene_init(&s, names[c], n, 2, bpt_seed));
-        float *boxes = malloc(n * 4 * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, names[c], n, 2, bpt_seed);
         bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
         bp_context *t = make_ctx_layout(2, BP_METHOD_GRID, 0, BP_GRID_LAYOUT_TABLE);
         CHECK(g && t);
@@ -898,8 +841,7 @@ static int test_crowding(void) {
         }
         bp_context_destroy(g);
         bp_context_destroy(t);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }

@@ -340,21 +340,16 @@ static void case_frames(int argc, char **argv) {
 }
 
 // Debug draw: every occupied cell drawn once, levels within range.
-static int g_drawn, g_bad_level;
-static void on_box(const float *lo, const float *hi, int level, void *user) {
-    (void)user;
-    g_drawn++;
-    if (level < 0 || level > 40 || lo[0] > hi[0]) g_bad_level++;
-}
 
 static void case_draw(int argc, char **argv) {
     (void)argc, (void)argv;
     bp_context *qt = make(2, BP_METHOD_QUADTREE, &k_strict);
     float *b = random_boxes(2, 500, 100.0, 5.0);
     compare(qt, 2, b, 500);
-    bp_debug_draw dd = {on_box, NULL};
+    bpt_draw drawn = {.dim = 2};
+    bp_debug_draw dd = {bpt_draw_box, &drawn};
     CHECK_OK(bp_debug_draw_structure(qt, &dd));
-    CHECK(g_drawn > 0 && g_drawn <= 500 && g_bad_level == 0);
+    CHECK(drawn.boxes > 0 && drawn.boxes <= 500 && !drawn.bad && drawn.top <= 40);
     free(b);
     bp_context_destroy(qt);
 }
