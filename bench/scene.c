@@ -21,15 +21,18 @@ const char *bp_scene_name(bp_scene_kind kind) {
     return bp_scene_names[kind];
 }
 
-int bp_scene_from_name(const char *name, bp_scene_kind *kind) {
-    if (!name || !kind) return -1;
-    for (int k = 0; k < BP_SCENE_COUNT; ++k) {
-        if (strcmp(name, bp_scene_names[k]) == 0) {
-            *kind = (bp_scene_kind)k;
-            return 0;
-        }
-    }
+int bp_scene_name_index(const char *const *names, int count, const char *name) {
+    if (!name) return -1;
+    for (int k = 0; k < count; ++k)
+        if (strcmp(name, names[k]) == 0) return k;
     return -1;
+}
+
+int bp_scene_from_name(const char *name, bp_scene_kind *kind) {
+    int k = bp_scene_name_index(bp_scene_names, BP_SCENE_COUNT, name);
+    if (k < 0 || !kind) return -1;
+    *kind = (bp_scene_kind)k;
+    return 0;
 }
 
 uint64_t bp_scene_next(uint64_t *state) {

@@ -52,6 +52,10 @@ const char *bp_scene_name(bp_scene_kind kind);
 /// Parses a scene name. Returns 0 on success, -1 for an unknown name.
 int bp_scene_from_name(const char *name, bp_scene_kind *kind);
 
+/// The index of `name` in names[0, count), or -1 (a NULL name too): the lookup behind
+/// bp_scene_from_name and bp_wscene_from_name.
+int bp_scene_name_index(const char *const *names, int count, const char *name);
+
 /// splitmix64 and the draws of docs/scenes.md, exposed for tests.
 uint64_t bp_scene_next(uint64_t *state);
 double bp_scene_u01(uint64_t *state);

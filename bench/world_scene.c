@@ -19,14 +19,10 @@ const char *bp_wscene_name(bp_wscene_kind kind) {
 }
 
 int bp_wscene_from_name(const char *name, bp_wscene_kind *kind) {
-    if (!name || !kind) return -1;
-    for (int k = 0; k < BP_WSCENE_COUNT; ++k) {
-        if (strcmp(name, bp_wscene_names[k]) == 0) {
-            *kind = (bp_wscene_kind)k;
-            return 0;
-        }
-    }
-    return -1;
+    int k = bp_scene_name_index(bp_wscene_names, BP_WSCENE_COUNT, name);
+    if (k < 0 || !kind) return -1;
+    *kind = (bp_wscene_kind)k;
+    return 0;
 }
 
 // A bullet's draws (at frame 0 and whenever one is reborn): p then v.

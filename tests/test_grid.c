@@ -126,8 +126,7 @@ static void scene_boxes(const scene *s, float *out) {
 // A scene of n objects and a buffer for its boxes (2 * dim floats each), both checked.
 static float *scene_open(scene *s, const char *name, size_t n, int dim, uint64_t seed) {
     CHECK(scene_init(s, name, n, dim, seed));
-    float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-    CHECK(boxes);
+    float *boxes = bpt_xrealloc(NULL, n * 2 * (size_t)dim * sizeof(float));
     return boxes;
 }
 
@@ -248,8 +247,7 @@ static int test_random(void) {
             CHECK(g && b);
             for (int frame = 0; frame < 12; ++frame) {
                 size_t n = (size_t)(rng_next(&R) % 1500);
-                float *boxes = malloc((n + 1) * 2 * (size_t)dim * sizeof(float));
-                CHECK(boxes);
+                float *boxes = bpt_xrealloc(NULL, (n + 1) * 2 * (size_t)dim * sizeof(float));
                 double world = frame % 4 == 3 ? 1e5 : 200.0;
                 for (size_t i = 0; i < n; ++i) {
                     double size = exp(uni(&R, log(1e-3), log(1e3))) * (u01(&R) < 0.5 ? 0.01 : 1.0);
@@ -288,8 +286,7 @@ static int test_random(void) {
 static int test_degenerate(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim;
-        float *boxes = malloc(600 * w * sizeof(float));
-        CHECK(boxes);
+        float *boxes = bpt_xrealloc(NULL, 600 * w * sizeof(float));
         uint64_t R = bpt_seed + (uint64_t)dim;
         CHECK(compare_boxes(dim, boxes, 0, 0) == 0);
         for (int a = 0; a < dim; ++a) {
@@ -352,8 +349,7 @@ static int test_degenerate(void) {
 static int test_extreme(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim, n = 1000;
-        float *boxes = malloc(n * w * sizeof(float));
-        CHECK(boxes);
+        float *boxes = bpt_xrealloc(NULL, n * w * sizeof(float));
         uint64_t R = bpt_seed * 7 + (uint64_t)dim;
         for (int variant = 0; variant < 6; ++variant) {
             for (size_t i = 0; i < n; ++i)
@@ -539,6 +535,18 @@ static void fa_free(void *p, size_t size, void *user) {
     free(p);
 }
 
+// A grid context whose allocations go through fa.
+static bp_context *make_ctx_failing(int dim, bool sorted, fail_alloc *fa) {
+    bp_context_def def = bp_default_context_def();
+    def.dimension = dim;
+    def.method = BP_METHOD_GRID;
+    def.sort_pairs = sorted;
+    def.allocator = (bp_allocator){fa_alloc, fa_free, fa};
+    bp_context *g = NULL;
+    CHECK_OK(bp_context_create(&def, &g));
+    return g;
+}
+
 static int test_nomem(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
@@ -549,13 +557,7 @@ static int test_nomem(void) {
         int failures = 0;
         for (long fail_at = 0; fail_at < 200; ++fail_at) {
             fail_alloc fa = {-1, 0};
-            bp_context_def def = bp_default_context_def();
-            def.dimension = dim;
-            def.method = BP_METHOD_GRID;
-            def.sort_pairs = true;
-            def.allocator = (bp_allocator){fa_alloc, fa_free, &fa};
-            bp_context *g = NULL;
-            CHECK_OK(bp_context_create(&def, &g));
+            bp_context *g = make_ctx_failing(dim, true, &fa);
             // Warm up with a smaller frame, then fail somewhere in a larger one.
             scene_boxes(&s, boxes);
             bp_pairs out;
@@ -602,12 +604,7 @@ static int test_warm(void) {
         const size_t n = 20000;
         float *boxes = scene_open(&s, "mixed", n, dim, bpt_seed);
         fail_alloc fa = {-1, 0};
-        bp_context_def def = bp_default_context_def();
-        def.dimension = dim;
-        def.method = BP_METHOD_GRID;
-        def.allocator = (bp_allocator){fa_alloc, fa_free, &fa};
-        bp_context *g = NULL;
-        CHECK_OK(bp_context_create(&def, &g));
+        bp_context *g = make_ctx_failing(dim, false, &fa);
         size_t got = 0;
         for (int f = 0; f < 13; ++f) {
             scene_step(&s);
@@ -996,8 +993,7 @@ static int test_dense(void) {
         enum { MAXN = 6000, FRAMES = 2 };
         float *buf[FRAMES];
         for (int f = 0; f < FRAMES; ++f) {
-            buf[f] = malloc(MAXN * w * sizeof(float));
-            CHECK(buf[f]);
+            buf[f] = bpt_xrealloc(NULL, MAXN * w * sizeof(float));
         }
         const float *const *boxes = (const float *const *)buf;
         double c[3], e[3];
@@ -1104,8 +1100,7 @@ static int test_dense_ftz(void) {
     enum { N = 2000, PARTNERS = 400 };
     const int dim = 3;
     const size_t w = 6;
-    float *boxes = malloc((N + 2 * PARTNERS) * w * sizeof(float));
-    CHECK(boxes);
+    float *boxes = bpt_xrealloc(NULL, (N + 2 * PARTNERS) * w * sizeof(float));
     uint64_t R = bpt_seed * 31 + 7;
     double c[3], e[3];
     for (size_t i = 0; i < N; ++i) {
@@ -1166,8 +1161,7 @@ static int test_dense_ftz(void) {
 static int test_far_clusters(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim, n = 20000;
-        float *boxes = malloc(n * w * sizeof(float));
-        CHECK(boxes);
+        float *boxes = bpt_xrealloc(NULL, n * w * sizeof(float));
         uint64_t R = bpt_seed * 13 + (uint64_t)dim;
         // Centres over a cube of side (2 n)^(1/d) per cluster, boxes of 2: a few neighbours each.
         const double side = pow(2.0 * (double)n, 1.0 / dim);
@@ -1200,8 +1194,7 @@ static int test_far_clusters(void) {
 static int test_diagonal(void) {
     const size_t n = 20000;
     const double len = (double)n / 2;
-    float *boxes = malloc(n * 4 * sizeof(float));
-    CHECK(boxes);
+    float *boxes = bpt_xrealloc(NULL, n * 4 * sizeof(float));
     uint64_t R = bpt_seed * 17 + 5;
     for (size_t i = 0; i < n; ++i) {
         const double t = uni(&R, 5, len + 5), e = uni(&R, -2, 2);
@@ -1252,8 +1245,7 @@ static void cell_box(const float *lo, const float *hi, int level, void *user) {
 // and at least as long as a plate (square), or long cells each at least that long.
 static int long_fit_case(const char *name, double density, bool square) {
     const size_t n = 20000;
-    float *boxes = malloc(n * 4 * sizeof(float));
-    CHECK(boxes);
+    float *boxes = bpt_xrealloc(NULL, n * 4 * sizeof(float));
     const double W = sqrt((double)n * 400.0 / density);
     uint64_t R = bpt_seed * 31 + (uint64_t)density;
     for (size_t i = 0; i < n; ++i) {
