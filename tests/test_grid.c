@@ -923,8 +923,7 @@ static int dense_run(int dim, const float *const *boxes, size_t n, int frames, f
 
 static int cmp_pair(const void *a, const void *b) {
     const bp_pair *x = a, *y = b;
-    if (x->i != y->i) return x->i < y->i ? -1 : 1;
-    return (x->j > y->j) - (x->j < y->j);
+    return bpt_cmp_keys(x->i, x->j, y->i, y->j);
 }
 
 // The scalar loop's output against the kernels' (forced on every block, and chosen per block),

@@ -36,9 +36,7 @@ typedef struct options {
 
 static int cmp_pair(const void *a, const void *b) {
     const bp_pair *x = a, *y = b;
-    if (x->i != y->i) return x->i < y->i ? -1 : 1;
-    if (x->j != y->j) return x->j < y->j ? -1 : 1;
-    return 0;
+    return bpt_cmp_keys(x->i, x->j, y->i, y->j);
 }
 
 static bp_context *make(int dim, bp_method m, const options *o) {
