@@ -163,25 +163,19 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
     if (dim != 2 && dim != 3) return -1;
     if (n == 0 || n > BP_MAX_BOXES) return -1;
     size_t d = (size_t)dim;
-    double *p = malloc(n * d * sizeof *p);
-    double *v = malloc(n * d * sizeof *v);
-    double *r = malloc(n * sizeof *r);
-    double *h = malloc(n * d * sizeof *h);
-    if (!p || !v || !r || !h) {
-        free(p);
-        free(v);
-        free(r);
-        free(h);
-        return -1;
-    }
     s->kind = kind;
     s->dim = dim;
     s->n = n;
     s->seed = seed;
-    s->p = p;
-    s->v = v;
-    s->r = r;
-    s->h = h;
+    s->p = malloc(n * d * sizeof *s->p);
+    s->v = malloc(n * d * sizeof *s->v);
+    s->r = malloc(n * sizeof *s->r);
+    s->h = malloc(n * d * sizeof *s->h);
+    if (!s->p || !s->v || !s->r || !s->h) {
+        bp_scene_free(s);
+        return -1;
+    }
+    double *p = s->p, *v = s->v, *r = s->r, *h = s->h;
 
     // W: r = 1 objects cover 5% of the world (the seed scene has its fixed 300x300 stage).
     double nd = (double)n;

@@ -235,6 +235,18 @@ static inline float *bpt_box(const bpt_boxes *b, size_t k) { return b->v + k * (
 static inline const bp_box2 *bpt_as2(const float *v) { return (const bp_box2 *)(const void *)v; }
 static inline const bp_box3 *bpt_as3(const float *v) { return (const bp_box3 *)(const void *)v; }
 
+/// The narrow tests in dimension d (2 or 3): boxes (lo then hi) against boxes, round shapes
+/// (circle or sphere, by centre and radius) against round shapes and against boxes.
+static inline bp_status bpt_test_boxes(int d, const float *a, const float *b, bool *hit) {
+    return d == 2 ? bp_test_box2(bpt_as2(a), bpt_as2(b), hit) : bp_test_box3(bpt_as3(a), bpt_as3(b), hit);
+}
+static inline bp_status bpt_test_round(int d, const float *ca, float ra, const float *cb, float rb, bool *hit) {
+    return d == 2 ? bp_test_circle(ca, ra, cb, rb, hit) : bp_test_sphere(ca, ra, cb, rb, hit);
+}
+static inline bp_status bpt_test_round_box(int d, const float *c, float r, const float *box, bool *hit) {
+    return d == 2 ? bp_test_circle_box(c, r, bpt_as2(box), hit) : bp_test_sphere_box(c, r, bpt_as3(box), hit);
+}
+
 /// The closed overlap rule, written independently of the library.
 static inline bool bpt_overlap(const float *a, const float *b, int d) {
     for (int k = 0; k < d; ++k)
@@ -309,6 +321,13 @@ static inline void bpt_pairs_free(bpt_pairs *p) {
 static inline int bpt_cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
+}
+
+/// Three-way comparison of the key pairs (a0, a1) and (b0, b1), the first key first: the order
+/// of pairs (i, j) that qsort and bsearch comparators of pair structs return.
+static inline int bpt_cmp_keys(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
+    if (a0 != b0) return a0 < b0 ? -1 : 1;
+    return (a1 > b1) - (a1 < b1);
 }
 
 static inline void bpt_pairs_sort(bpt_pairs *p) {
@@ -391,6 +410,18 @@ static inline bool bpt_collect_fn(const bp_pair *pairs, size_t count, void *user
     return !(c->stop_after && c->batches >= c->stop_after);
 }
 
+/// Appends the pairs of a buffered call's result to `got` and returns its status: a failed call
+/// must report no pairs, a successful one a buffer wherever it reports any.
+static inline bp_status bpt_take_pairs(bp_status st, const bp_pairs *out, bpt_pairs *got) {
+    if (st != BP_OK) {
+        CHECK_EQ(out->count, 0);
+        return st;
+    }
+    CHECK(out->count == 0 || out->pairs != NULL);
+    for (size_t k = 0; k < out->count; ++k) bpt_pairs_push(got, out->pairs[k].i, out->pairs[k].j);
+    return st;
+}
+
 /// Finds the pairs of n boxes in the given mode, appending them in delivery order to `got`
 /// (cleared first).
 static inline bp_status bpt_find(bp_context *ctx, int d, const float *v, size_t n, bpt_delivery mode, bpt_pairs *got) {
@@ -400,13 +431,7 @@ static inline bp_status bpt_find(bp_context *ctx, int d, const float *v, size_t 
         out.pairs = (const bp_pair *)(uintptr_t)1;  // must be overwritten
         out.count = 12345;
         bp_status st = d == 2 ? bp_find_pairs2(ctx, bpt_as2(v), n, &out) : bp_find_pairs3(ctx, bpt_as3(v), n, &out);
-        if (st != BP_OK) {
-            CHECK_EQ(out.count, 0);
-            return st;
-        }
-        CHECK(out.count == 0 || out.pairs != NULL);
-        for (size_t k = 0; k < out.count; ++k) bpt_pairs_push(got, out.pairs[k].i, out.pairs[k].j);
-        return st;
+        return bpt_take_pairs(st, &out, got);
     }
     bpt_collect c = {got, 0, 0};
     return d == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(v), n, bpt_collect_fn, &c)
@@ -419,13 +444,7 @@ static inline bp_status bpt_find_between(bp_context *ctx, int d, const float *a,
     bp_pairs out;
     bp_status st = d == 2 ? bp_find_pairs_between2(ctx, bpt_as2(a), na, bpt_as2(b), nb, &out)
                           : bp_find_pairs_between3(ctx, bpt_as3(a), na, bpt_as3(b), nb, &out);
-    if (st != BP_OK) {
-        CHECK_EQ(out.count, 0);
-        return st;
-    }
-    CHECK(out.count == 0 || out.pairs != NULL);
-    for (size_t k = 0; k < out.count; ++k) bpt_pairs_push(got, out.pairs[k].i, out.pairs[k].j);
-    return st;
+    return bpt_take_pairs(st, &out, got);
 }
 
 /// Checks a delivered all-pairs result against the oracle: every pair has i < j < n, sorted when
@@ -451,6 +470,34 @@ static inline bp_context *bpt_context(bp_method m, int d, const bp_context_def *
     CHECK_OK(bp_context_create(&def, &ctx));
     CHECK(ctx != NULL);
     return ctx;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Debug drawing
+
+/// What bp_debug_draw_structure drew, with bpt_draw_box as the box callback and a bpt_draw (dim
+/// set) as its user pointer: the boxes, those at level 0 and the last of them (a grid's window),
+/// the deepest level, and whether any box was inverted or not finite or any level negative.
+typedef struct bpt_draw {
+    int dim;
+    size_t boxes, level0;
+    int top;
+    float wlo[3], whi[3];
+    bool bad;
+} bpt_draw;
+
+static inline void bpt_draw_box(const float *lo, const float *hi, int level, void *user) {
+    bpt_draw *d = user;
+    d->boxes++;
+    for (int a = 0; a < d->dim; ++a)
+        if (!(lo[a] <= hi[a]) || !isfinite(lo[a]) || !isfinite(hi[a])) d->bad = true;
+    if (level < 0) d->bad = true;
+    if (level > d->top) d->top = level;
+    if (level == 0) {
+        d->level0++;
+        memcpy(d->wlo, lo, (size_t)d->dim * sizeof *lo);
+        memcpy(d->whi, hi, (size_t)d->dim * sizeof *hi);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

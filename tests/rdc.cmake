@@ -1,10 +1,5 @@
 # Method rdc (recursive dimensional clustering): its own cases, each a CTest test.
-add_executable(test_rdc ${CMAKE_CURRENT_SOURCE_DIR}/test_rdc.c)
-set_target_properties(test_rdc PROPERTIES C_STANDARD 17 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
-target_link_libraries(test_rdc PRIVATE broadphase::broadphase bp_warnings)
-if(BP_LIBM)
-  target_link_libraries(test_rdc PRIVATE ${BP_LIBM})
-endif()
+bp_lib_test_exe(test_rdc)
 foreach(name seed_figure random frames degenerate deep epsilon queries nomem between)
   add_test(NAME rdc.${name} COMMAND test_rdc ${name})
 endforeach()

@@ -117,20 +117,6 @@ static void case_batches(int argc, char **argv) {
     bpt_pairs_free(&buf);
 }
 
-typedef struct draw_count {
-    size_t boxes;
-    int dim;
-    bool bad;
-} draw_count;
-
-static void draw_box(const float *lo, const float *hi, int level, void *user) {
-    draw_count *c = user;
-    c->boxes++;
-    for (int a = 0; a < c->dim; ++a)
-        if (!(lo[a] <= hi[a]) || !isfinite(lo[a]) || !isfinite(hi[a])) c->bad = true;
-    if (level < 0) c->bad = true;
-}
-
 // Debug drawing runs for every method after every kind of call (a NULL box callback too).
 static void case_debug_draw(int argc, char **argv) {
     bp_method m = bpt_method_arg(argc, argv, 0);
@@ -146,8 +132,8 @@ static void case_debug_draw(int argc, char **argv) {
             bpt_note("n = %zu, call %d", ns[k], call);
             if (call == 0) CHECK_OK(bpt_find(ctx, d, b.v, b.n, BPT_BUFFER, &got));
             else CHECK_OK(bpt_find_between(ctx, d, b.v, b.n / 2, bpt_box(&b, b.n / 2), b.n - b.n / 2, &got));
-            draw_count c = {0, d, false};
-            bp_debug_draw dd = {draw_box, &c};
+            bpt_draw c = {.dim = d};
+            bp_debug_draw dd = {bpt_draw_box, &c};
             CHECK_OK(bp_debug_draw_structure(ctx, &dd));
             CHECK_MSG(!c.bad, "debug draw gave an inverted or non-finite box or a negative level");
             total += c.boxes;

@@ -78,8 +78,7 @@ static bool collect(const bp_pair *pairs, size_t count, void *user) {
 
 static int cmp_pair(const void *x, const void *y) {
     const bp_pair *a = x, *b = y;
-    if (a->i != b->i) return a->i < b->i ? -1 : 1;
-    return a->j < b->j ? -1 : a->j > b->j;
+    return bpt_cmp_keys(a->i, a->j, b->i, b->j);
 }
 
 // The pairs against brute force (between: A = [0, na), B = [na, n), j indexes B).
@@ -98,6 +97,17 @@ static void check_pairs(const float *v, size_t n, bool between, size_t na, int d
     CHECK_EQ(k, count);
 }
 
+// Runs CREATE (a create call that stores into HANDLE) until the chaos allocator C lets it
+// through, its status in ST: each refusal must leave HANDLE NULL and nothing allocated.
+#define CREATE_UNDER_CHAOS(st, create, handle, c)                                                   \
+    do {                                                                                           \
+        while (((st) = (create)) == BP_ERR_NOMEM) {                                                \
+            CHECK((handle) == NULL);                                                               \
+            CHECK_EQ((c).bytes, 0);                                                                \
+        }                                                                                          \
+        CHECK_OK(st);                                                                              \
+    } while (0)
+
 static void case_context(int argc, char **argv) {
     const bp_method method = bpt_method_arg(argc, argv, 0);
     const int d = bpt_dim_arg(argc, argv, 1);
@@ -111,20 +121,14 @@ static void case_context(int argc, char **argv) {
         def.dimension = d;
         def.method = method;
         def.sort_pairs = round % 2;
-        def.allocator.alloc = chaos_alloc;
-        def.allocator.free = chaos_free;
-        def.allocator.user = &c;
+        def.allocator = (bp_allocator){chaos_alloc, chaos_free, &c};
         if (round == 3) {
             def.workers = 3;  // the workers' scratch and arenas refused too
             def.parallel_min = 1;
         }
         bp_context *ctx = NULL;
         bp_status st;
-        while ((st = bp_context_create(&def, &ctx)) == BP_ERR_NOMEM) {
-            CHECK(ctx == NULL);
-            CHECK_EQ(c.bytes, 0);
-        }
-        CHECK_OK(st);
+        CREATE_UNDER_CHAOS(st, bp_context_create(&def, &ctx), ctx, c);
         bool have = false;
         for (int frame = 0; frame < 120; ++frame) {
             // n changing, boxes moving a little or all new, now and then a huge box.
@@ -219,8 +223,7 @@ typedef struct wpair {
 
 static int cmp_wpair(const void *x, const void *y) {
     const wpair *a = x, *b = y;
-    if (a->a.v != b->a.v) return a->a.v < b->a.v ? -1 : 1;
-    return a->b.v < b->b.v ? -1 : a->b.v > b->b.v;
+    return bpt_cmp_keys(a->a.v, a->b.v, b->a.v, b->b.v);
 }
 
 static size_t world_brute(const wproxy *p, int d, wpair *out) {
@@ -261,16 +264,10 @@ static void case_world(int argc, char **argv) {
         def.dimension = d;
         def.method = method;
         def.mode = (bp_world_mode)mode;
-        def.allocator.alloc = chaos_alloc;
-        def.allocator.free = chaos_free;
-        def.allocator.user = &c;
+        def.allocator = (bp_allocator){chaos_alloc, chaos_free, &c};
         bp_world *w = NULL;
         bp_status st;
-        while ((st = bp_world_create(&def, &w)) == BP_ERR_NOMEM) {
-            CHECK(w == NULL);
-            CHECK_EQ(c.bytes, 0);
-        }
-        CHECK_OK(st);
+        CREATE_UNDER_CHAOS(st, bp_world_create(&def, &w), w, c);
         for (int step = 0; step < 1500; ++step) {
             const size_t s = bpt_below(&r, CHAOS_SLOTS);
             const int op = (int)bpt_below(&r, 10);

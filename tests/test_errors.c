@@ -31,6 +31,20 @@ static bool keep_going(const bp_pair *p, size_t c, void *u) {
     return true;
 }
 
+// A NULL context, boxes, output or callback to each pair-finding call of dimension D (2 or 3):
+// BP_ERR_NULL. One list for both dimensions; a failure names the call it checked.
+#define CHECK_NULL_ARGS(D, ctx, v, out)                                                                  \
+    do {                                                                                                 \
+        CHECK_ST(bp_find_pairs##D(NULL, bpt_as##D(v), 10, &(out)), BP_ERR_NULL);                         \
+        CHECK_ST(bp_find_pairs##D((ctx), NULL, 10, &(out)), BP_ERR_NULL);                                \
+        CHECK_ST(bp_find_pairs##D((ctx), bpt_as##D(v), 10, NULL), BP_ERR_NULL);                          \
+        CHECK_ST(bp_find_pairs##D##_cb(NULL, bpt_as##D(v), 10, keep_going, NULL), BP_ERR_NULL);          \
+        CHECK_ST(bp_find_pairs##D##_cb((ctx), NULL, 10, keep_going, NULL), BP_ERR_NULL);                 \
+        CHECK_ST(bp_find_pairs##D##_cb((ctx), bpt_as##D(v), 10, NULL, NULL), BP_ERR_NULL);               \
+        CHECK_ST(bp_find_pairs_between##D(NULL, bpt_as##D(v), 5, bpt_as##D(v), 5, &(out)), BP_ERR_NULL); \
+        CHECK_ST(bp_find_pairs_between##D((ctx), bpt_as##D(v), 5, bpt_as##D(v), 5, NULL), BP_ERR_NULL);  \
+    } while (0)
+
 static void case_null_args(int argc, char **argv) {
     (void)argc, (void)argv;
     bpt_rng r = bpt_rng_make(1);
@@ -46,23 +60,9 @@ static void case_null_args(int argc, char **argv) {
         bp_pairs out;
         const float *v = b.v;
         if (d == 2) {
-            CHECK_ST(bp_find_pairs2(NULL, bpt_as2(v), 10, &out), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs2(ctx, NULL, 10, &out), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs2(ctx, bpt_as2(v), 10, NULL), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs2_cb(NULL, bpt_as2(v), 10, keep_going, NULL), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs2_cb(ctx, NULL, 10, keep_going, NULL), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs2_cb(ctx, bpt_as2(v), 10, NULL, NULL), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs_between2(NULL, bpt_as2(v), 5, bpt_as2(v), 5, &out), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs_between2(ctx, bpt_as2(v), 5, bpt_as2(v), 5, NULL), BP_ERR_NULL);
+            CHECK_NULL_ARGS(2, ctx, v, out);
         } else {
-            CHECK_ST(bp_find_pairs3(NULL, bpt_as3(v), 10, &out), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs3(ctx, NULL, 10, &out), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs3(ctx, bpt_as3(v), 10, NULL), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs3_cb(NULL, bpt_as3(v), 10, keep_going, NULL), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs3_cb(ctx, NULL, 10, keep_going, NULL), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs3_cb(ctx, bpt_as3(v), 10, NULL, NULL), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs_between3(NULL, bpt_as3(v), 5, bpt_as3(v), 5, &out), BP_ERR_NULL);
-            CHECK_ST(bp_find_pairs_between3(ctx, bpt_as3(v), 5, bpt_as3(v), 5, NULL), BP_ERR_NULL);
+            CHECK_NULL_ARGS(3, ctx, v, out);
         }
         CHECK_ST(find_between(ctx, d, NULL, 5, v, 5), BP_ERR_NULL);
         CHECK_ST(find_between(ctx, d, v, 5, NULL, 5), BP_ERR_NULL);

@@ -123,6 +123,18 @@ static void scene_boxes(const scene *s, float *out) {
         }
 }
 
+// A scene of n objects and a buffer for its boxes (2 * dim floats each), both checked.
+static float *scene_open(scene *s, const char *name, size_t n, int dim, uint64_t seed) {
+    CHECK(scene_init(s, name, n, dim, seed));
+    float *boxes = bpt_xrealloc(NULL, n * 2 * (size_t)dim * sizeof(float));
+    return boxes;
+}
+
+static void scene_close(scene *s, float *boxes) {
+    free(boxes);
+    scene_free(s);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The oracle: sorted pairs from grid and brute force must be identical.
 
@@ -203,9 +215,7 @@ static int test_scenes(void) {
     };
     for (size_t c = 0; c < sizeof sc / sizeof sc[0]; ++c) {
         scene s;
-        CHECK(scene_init(&s, sc[c].name, sc[c].n, sc[c].dim, 1));
-        float *boxes = malloc(sc[c].n * 2 * (size_t)sc[c].dim * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, sc[c].name, sc[c].n, sc[c].dim, 1);
         bp_context *g = make_ctx(sc[c].dim, BP_METHOD_GRID, 0), *b = make_ctx(sc[c].dim, BP_METHOD_BRUTE, 0);
         CHECK(g && b);
         for (int f = 0; f <= 10; ++f) {
@@ -221,8 +231,7 @@ static int test_scenes(void) {
         }
         bp_context_destroy(g);
         bp_context_destroy(b);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -238,8 +247,7 @@ static int test_random(void) {
             CHECK(g && b);
             for (int frame = 0; frame < 12; ++frame) {
                 size_t n = (size_t)(rng_next(&R) % 1500);
-                float *boxes = malloc((n + 1) * 2 * (size_t)dim * sizeof(float));
-                CHECK(boxes);
+                float *boxes = bpt_xrealloc(NULL, (n + 1) * 2 * (size_t)dim * sizeof(float));
                 double world = frame % 4 == 3 ? 1e5 : 200.0;
                 for (size_t i = 0; i < n; ++i) {
                     double size = exp(uni(&R, log(1e-3), log(1e3))) * (u01(&R) < 0.5 ? 0.01 : 1.0);
@@ -278,8 +286,7 @@ static int test_random(void) {
 static int test_degenerate(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim;
-        float *boxes = malloc(600 * w * sizeof(float));
-        CHECK(boxes);
+        float *boxes = bpt_xrealloc(NULL, 600 * w * sizeof(float));
         uint64_t R = bpt_seed + (uint64_t)dim;
         CHECK(compare_boxes(dim, boxes, 0, 0) == 0);
         for (int a = 0; a < dim; ++a) {
@@ -342,8 +349,7 @@ static int test_degenerate(void) {
 static int test_extreme(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim, n = 1000;
-        float *boxes = malloc(n * w * sizeof(float));
-        CHECK(boxes);
+        float *boxes = bpt_xrealloc(NULL, n * w * sizeof(float));
         uint64_t R = bpt_seed * 7 + (uint64_t)dim;
         for (int variant = 0; variant < 6; ++variant) {
             for (size_t i = 0; i < n; ++i)
@@ -388,41 +394,21 @@ static int test_extreme(void) {
     return 0;
 }
 
+// One region query of the given kind: a box (lo, hi), a sphere (centre lo, radius r) or a point.
+static bp_status query_kind(bp_context *ctx, int kind, const float *lo, const float *hi, float r, bp_indices *out) {
+    return kind == 0 ? bp_query_box(ctx, lo, hi, out) : kind == 1 ? bp_query_sphere(ctx, lo, r, out)
+                                                                  : bp_query_point(ctx, lo, out);
+}
+
 // Region queries from the grid against the brute context's scan, on the mixed scene.
 static int query_compare(bp_context *g, bp_context *b, int kind, const float *lo, const float *hi, float r) {
     bp_indices x, y;
-    bp_status s1, s2;
-    if (kind == 0) {
-        s1 = bp_query_box(g, lo, hi, &x);
-        if (s1 != BP_OK) return 1;
-        uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
-        if (!keep) return 1;
-        if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
-        size_t c = x.count;
-        s2 = bp_query_box(b, lo, hi, &y);
-        int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
-        free(keep);
-        return !ok;
-    }
-    if (kind == 1) {
-        s1 = bp_query_sphere(g, lo, r, &x);
-        if (s1 != BP_OK) return 1;
-        uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
-        if (!keep) return 1;
-        if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
-        size_t c = x.count;
-        s2 = bp_query_sphere(b, lo, r, &y);
-        int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
-        free(keep);
-        return !ok;
-    }
-    s1 = bp_query_point(g, lo, &x);
-    if (s1 != BP_OK) return 1;
+    if (query_kind(g, kind, lo, hi, r, &x) != BP_OK) return 1;
     uint32_t *keep = malloc((x.count + 1) * sizeof *keep);
     if (!keep) return 1;
     if (x.count) memcpy(keep, x.indices, x.count * sizeof *keep);
     size_t c = x.count;
-    s2 = bp_query_point(b, lo, &y);
+    bp_status s2 = query_kind(b, kind, lo, hi, r, &y);
     int ok = s2 == BP_OK && y.count == c && (c == 0 || !memcmp(keep, y.indices, c * sizeof *keep));
     free(keep);
     return !ok;
@@ -464,9 +450,7 @@ static int test_query(void) {
         for (int sc = 0; sc < 2; ++sc) {
             scene s;
             const size_t n = 5000;
-            CHECK(scene_init(&s, names[sc], n, dim, bpt_seed));
-            float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-            CHECK(boxes);
+            float *boxes = scene_open(&s, names[sc], n, dim, bpt_seed);
             scene_boxes(&s, boxes);
             // A few extra huge boxes so that the coarse levels are queried too.
             for (int a = 0; a < dim; ++a) {
@@ -483,8 +467,7 @@ static int test_query(void) {
             CHECK(query_rounds(g, b, &R, s.W, boxes, n, dim, 300) == 0);
             bp_context_destroy(g);
             bp_context_destroy(b);
-            free(boxes);
-            scene_free(&s);
+            scene_close(&s, boxes);
         }
     }
     return 0;
@@ -495,9 +478,7 @@ static int test_between(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 4000;
-        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
-        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, "mixed", n, dim, bpt_seed);
         scene_boxes(&s, boxes);
         bp_context *g = make_ctx(dim, BP_METHOD_GRID, 0), *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
         CHECK(g && b);
@@ -522,8 +503,7 @@ static int test_between(void) {
         free(keep);
         bp_context_destroy(g);
         bp_context_destroy(b);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -555,27 +535,29 @@ static void fa_free(void *p, size_t size, void *user) {
     free(p);
 }
 
+// A grid context whose allocations go through fa.
+static bp_context *make_ctx_failing(int dim, bool sorted, fail_alloc *fa) {
+    bp_context_def def = bp_default_context_def();
+    def.dimension = dim;
+    def.method = BP_METHOD_GRID;
+    def.sort_pairs = sorted;
+    def.allocator = (bp_allocator){fa_alloc, fa_free, fa};
+    bp_context *g = NULL;
+    CHECK_OK(bp_context_create(&def, &g));
+    return g;
+}
+
 static int test_nomem(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 3000;
-        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
-        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, "mixed", n, dim, bpt_seed);
         bp_context *b = make_ctx(dim, BP_METHOD_BRUTE, 0);
         CHECK(b);
         int failures = 0;
         for (long fail_at = 0; fail_at < 200; ++fail_at) {
             fail_alloc fa = {-1, 0};
-            bp_context_def def = bp_default_context_def();
-            def.dimension = dim;
-            def.method = BP_METHOD_GRID;
-            def.sort_pairs = true;
-            def.allocator.alloc = fa_alloc;
-            def.allocator.free = fa_free;
-            def.allocator.user = &fa;
-            bp_context *g = NULL;
-            CHECK_OK(bp_context_create(&def, &g));
+            bp_context *g = make_ctx_failing(dim, true, &fa);
             // Warm up with a smaller frame, then fail somewhere in a larger one.
             scene_boxes(&s, boxes);
             bp_pairs out;
@@ -603,8 +585,7 @@ static int test_nomem(void) {
         }
         CHECK(failures > 0);
         bp_context_destroy(b);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -621,18 +602,9 @@ static int test_warm(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         scene s;
         const size_t n = 20000;
-        CHECK(scene_init(&s, "mixed", n, dim, bpt_seed));
-        float *boxes = malloc(n * 2 * (size_t)dim * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, "mixed", n, dim, bpt_seed);
         fail_alloc fa = {-1, 0};
-        bp_context_def def = bp_default_context_def();
-        def.dimension = dim;
-        def.method = BP_METHOD_GRID;
-        def.allocator.alloc = fa_alloc;
-        def.allocator.free = fa_free;
-        def.allocator.user = &fa;
-        bp_context *g = NULL;
-        CHECK_OK(bp_context_create(&def, &g));
+        bp_context *g = make_ctx_failing(dim, false, &fa);
         size_t got = 0;
         for (int f = 0; f < 13; ++f) {
             scene_step(&s);
@@ -646,8 +618,7 @@ static int test_warm(void) {
         CHECK(got > 0);
         bp_context_destroy(g);
         CHECK(fa.live == 0);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -662,9 +633,7 @@ static bool stop_after_one(const bp_pair *p, size_t c, void *user) {
 static int test_stop(void) {
     scene s;
     const size_t n = 20000;
-    CHECK(scene_init(&s, "uniform", n, 2, bpt_seed));
-    float *boxes = malloc(n * 4 * sizeof(float));
-    CHECK(boxes);
+    float *boxes = scene_open(&s, "uniform", n, 2, bpt_seed);
     scene_boxes(&s, boxes);
     bp_context_def def = bp_default_context_def();
     def.method = BP_METHOD_GRID;
@@ -683,54 +652,28 @@ static int test_stop(void) {
     CHECK(compare_frame(g, b, 2, boxes, n, NULL) == 0);
     bp_context_destroy(g);
     bp_context_destroy(b);
-    free(boxes);
-    scene_free(&s);
+    scene_close(&s, boxes);
     return 0;
 }
 
 // Debug drawing: the window first (level 0), then occupied cells, each holding some box.
-typedef struct draw_acc {
-    int dim;
-    size_t calls, windows;
-    float wlo[3], whi[3];
-    int bad;
-} draw_acc;
-
-static void draw_box(const float *lo, const float *hi, int level, void *user) {
-    draw_acc *acc = user;
-    acc->calls++;
-    for (int a = 0; a < acc->dim; ++a)
-        if (!(lo[a] <= hi[a])) acc->bad = 1;
-    if (level == 0) {
-        acc->windows++;
-        memcpy(acc->wlo, lo, sizeof acc->wlo);
-        memcpy(acc->whi, hi, sizeof acc->whi);
-    } else if (level < 0) {
-        acc->bad = 1;
-    }
-}
-
 static int test_draw(void) {
     scene s;
     const size_t n = 2000;
-    CHECK(scene_init(&s, "mixed", n, 2, bpt_seed));
-    float *boxes = malloc(n * 4 * sizeof(float));
-    CHECK(boxes);
+    float *boxes = scene_open(&s, "mixed", n, 2, bpt_seed);
     scene_boxes(&s, boxes);
     bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
     CHECK(g);
     bp_pairs out;
     CHECK_OK(find(g, 2, boxes, n, &out));
-    draw_acc acc = {.dim = 2};
-    acc.wlo[2] = acc.whi[2] = 0;
-    bp_debug_draw dd = {draw_box, &acc};
+    bpt_draw acc = {.dim = 2};
+    bp_debug_draw dd = {bpt_draw_box, &acc};
     CHECK_OK(bp_debug_draw_structure(g, &dd));
-    CHECK(acc.windows == 1 && !acc.bad);
-    CHECK(acc.calls > 1 && acc.calls <= n + 1);
+    CHECK(acc.level0 == 1 && !acc.bad);
+    CHECK(acc.boxes > 1 && acc.boxes <= n + 1);
     CHECK(acc.wlo[0] <= 0.0f && acc.whi[0] >= (float)s.W);
     bp_context_destroy(g);
-    free(boxes);
-    scene_free(&s);
+    scene_close(&s, boxes);
     return 0;
 }
 
@@ -762,10 +705,9 @@ static void lattice_box(const float *lo, const float *hi, int level, void *user)
 static int test_draw_lattice(void) {
     scene s;
     const size_t n = 500;
-    CHECK(scene_init(&s, "seed", n, 2, bpt_seed));
-    float *boxes = malloc(n * 4 * sizeof(float));
+    float *boxes = scene_open(&s, "seed", n, 2, bpt_seed);
     lattice_acc *acc = calloc(1, sizeof *acc);
-    CHECK(boxes && acc);
+    CHECK(acc);
     scene_boxes(&s, boxes);
     bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
     CHECK(g);
@@ -805,8 +747,7 @@ static int test_draw_lattice(void) {
     CHECK(occupied > 0 && occupied < lattice);
     bp_context_destroy(g);
     free(acc);
-    free(boxes);
-    scene_free(&s);
+    scene_close(&s, boxes);
     return 0;
 }
 
@@ -822,9 +763,7 @@ static int test_layouts(void) {
     for (size_t c = 0; c < sizeof sc / sizeof sc[0]; ++c) {
         for (int layout = 0; layout < 3; ++layout) {
             scene s;
-            CHECK(scene_init(&s, sc[c].name, sc[c].n, 2, bpt_seed));
-            float *boxes = malloc(sc[c].n * 4 * sizeof(float));
-            CHECK(boxes);
+            float *boxes = scene_open(&s, sc[c].name, sc[c].n, 2, bpt_seed);
             bp_context *g = make_ctx_layout(2, BP_METHOD_GRID, 0, (bp_grid_layout)layout);
             bp_context *b = make_ctx(2, BP_METHOD_BRUTE, 0);
             CHECK(g && b);
@@ -846,8 +785,7 @@ static int test_layouts(void) {
             }
             bp_context_destroy(g);
             bp_context_destroy(b);
-            free(boxes);
-            scene_free(&s);
+            scene_close(&s, boxes);
         }
     }
     return 0;
@@ -864,9 +802,7 @@ static int test_crowding(void) {
     for (int c = 0; c < 2; ++c) {
         scene s;
         const size_t n = 2000;
-        CHECK(scene_init(&s, names[c], n, 2, bpt_seed));
-        float *boxes = malloc(n * 4 * sizeof(float));
-        CHECK(boxes);
+        float *boxes = scene_open(&s, names[c], n, 2, bpt_seed);
         bp_context *g = make_ctx(2, BP_METHOD_GRID, 0);
         bp_context *t = make_ctx_layout(2, BP_METHOD_GRID, 0, BP_GRID_LAYOUT_TABLE);
         CHECK(g && t);
@@ -902,8 +838,7 @@ static int test_crowding(void) {
         }
         bp_context_destroy(g);
         bp_context_destroy(t);
-        free(boxes);
-        scene_free(&s);
+        scene_close(&s, boxes);
     }
     return 0;
 }
@@ -988,8 +923,7 @@ static int dense_run(int dim, const float *const *boxes, size_t n, int frames, f
 
 static int cmp_pair(const void *a, const void *b) {
     const bp_pair *x = a, *y = b;
-    if (x->i != y->i) return x->i < y->i ? -1 : 1;
-    return (x->j > y->j) - (x->j < y->j);
+    return bpt_cmp_keys(x->i, x->j, y->i, y->j);
 }
 
 // The scalar loop's output against the kernels' (forced on every block, and chosen per block),
@@ -1058,8 +992,7 @@ static int test_dense(void) {
         enum { MAXN = 6000, FRAMES = 2 };
         float *buf[FRAMES];
         for (int f = 0; f < FRAMES; ++f) {
-            buf[f] = malloc(MAXN * w * sizeof(float));
-            CHECK(buf[f]);
+            buf[f] = bpt_xrealloc(NULL, MAXN * w * sizeof(float));
         }
         const float *const *boxes = (const float *const *)buf;
         double c[3], e[3];
@@ -1166,8 +1099,7 @@ static int test_dense_ftz(void) {
     enum { N = 2000, PARTNERS = 400 };
     const int dim = 3;
     const size_t w = 6;
-    float *boxes = malloc((N + 2 * PARTNERS) * w * sizeof(float));
-    CHECK(boxes);
+    float *boxes = bpt_xrealloc(NULL, (N + 2 * PARTNERS) * w * sizeof(float));
     uint64_t R = bpt_seed * 31 + 7;
     double c[3], e[3];
     for (size_t i = 0; i < N; ++i) {
@@ -1228,8 +1160,7 @@ static int test_dense_ftz(void) {
 static int test_far_clusters(void) {
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim, n = 20000;
-        float *boxes = malloc(n * w * sizeof(float));
-        CHECK(boxes);
+        float *boxes = bpt_xrealloc(NULL, n * w * sizeof(float));
         uint64_t R = bpt_seed * 13 + (uint64_t)dim;
         // Centres over a cube of side (2 n)^(1/d) per cluster, boxes of 2: a few neighbours each.
         const double side = pow(2.0 * (double)n, 1.0 / dim);
@@ -1262,8 +1193,7 @@ static int test_far_clusters(void) {
 static int test_diagonal(void) {
     const size_t n = 20000;
     const double len = (double)n / 2;
-    float *boxes = malloc(n * 4 * sizeof(float));
-    CHECK(boxes);
+    float *boxes = bpt_xrealloc(NULL, n * 4 * sizeof(float));
     uint64_t R = bpt_seed * 17 + 5;
     for (size_t i = 0; i < n; ++i) {
         const double t = uni(&R, 5, len + 5), e = uni(&R, -2, 2);
@@ -1314,8 +1244,7 @@ static void cell_box(const float *lo, const float *hi, int level, void *user) {
 // and at least as long as a plate (square), or long cells each at least that long.
 static int long_fit_case(const char *name, double density, bool square) {
     const size_t n = 20000;
-    float *boxes = malloc(n * 4 * sizeof(float));
-    CHECK(boxes);
+    float *boxes = bpt_xrealloc(NULL, n * 4 * sizeof(float));
     const double W = sqrt((double)n * 400.0 / density);
     uint64_t R = bpt_seed * 31 + (uint64_t)density;
     for (size_t i = 0; i < n; ++i) {

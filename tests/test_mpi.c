@@ -33,8 +33,7 @@ static void u64pairs_push(u64pairs *p, const bp_mpi_pair *src, size_t count) {
 
 static int cmp_pair(const void *a, const void *b) {
     const bp_mpi_pair *x = a, *y = b;
-    if (x->a != y->a) return x->a < y->a ? -1 : 1;
-    return x->b < y->b ? -1 : x->b > y->b;
+    return bpt_cmp_keys(x->a, x->b, y->a, y->b);
 }
 
 static int cmp_u64(const void *a, const void *b) {

@@ -56,13 +56,18 @@ static void case_box3(int argc, char **argv) {
     CHECK(!box3(u, near));
 }
 
-static bool circle(float x0, float y0, float r0, float x1, float y1, float r1) {
-    float a[2] = {x0, y0}, b[2] = {x1, y1};
+// The circle (d = 2) or sphere (d = 3) test of a against b, which must agree with b against a.
+static bool round_pair(int d, const float *a, float ra, const float *b, float rb) {
     bool hit = false, hit2 = false;
-    CHECK_OK(bp_test_circle(a, r0, b, r1, &hit));
-    CHECK_OK(bp_test_circle(b, r1, a, r0, &hit2));
+    CHECK_OK(bpt_test_round(d, a, ra, b, rb, &hit));
+    CHECK_OK(bpt_test_round(d, b, rb, a, ra, &hit2));
     CHECK(hit == hit2);
     return hit;
+}
+
+static bool circle(float x0, float y0, float r0, float x1, float y1, float r1) {
+    float a[2] = {x0, y0}, b[2] = {x1, y1};
+    return round_pair(2, a, r0, b, r1);
 }
 
 static void case_circle(int argc, char **argv) {
@@ -87,13 +92,7 @@ static void case_circle(int argc, char **argv) {
     CHECK(!circle(1e30f, 0, 1e30f, 0, 2, 1e-30f));
 }
 
-static bool sphere(const float a[3], float ra, const float b[3], float rb) {
-    bool hit = false, hit2 = false;
-    CHECK_OK(bp_test_sphere(a, ra, b, rb, &hit));
-    CHECK_OK(bp_test_sphere(b, rb, a, ra, &hit2));
-    CHECK(hit == hit2);
-    return hit;
-}
+static bool sphere(const float a[3], float ra, const float b[3], float rb) { return round_pair(3, a, ra, b, rb); }
 
 static void case_sphere(int argc, char **argv) {
     (void)argc, (void)argv;
@@ -205,21 +204,12 @@ static void case_random(int argc, char **argv) {
         }
         bool hit = false;
         bpt_note("trial %d", t);
-        if (d == 2) {
-            CHECK_OK(bp_test_circle(fca, (float)ra, fcb, (float)rb, &hit));
-            CHECK_EQ(hit, dist2 <= (ra + rb) * (ra + rb));
-            CHECK_OK(bp_test_circle_box(fca, (float)ra, bpt_as2(box), &hit));
-            CHECK_EQ(hit, bdist2 <= ra * ra);
-            CHECK_OK(bp_test_box2(bpt_as2(box), bpt_as2(box2), &hit));
-            CHECK_EQ(hit, boxes);
-        } else {
-            CHECK_OK(bp_test_sphere(fca, (float)ra, fcb, (float)rb, &hit));
-            CHECK_EQ(hit, dist2 <= (ra + rb) * (ra + rb));
-            CHECK_OK(bp_test_sphere_box(fca, (float)ra, bpt_as3(box), &hit));
-            CHECK_EQ(hit, bdist2 <= ra * ra);
-            CHECK_OK(bp_test_box3(bpt_as3(box), bpt_as3(box2), &hit));
-            CHECK_EQ(hit, boxes);
-        }
+        CHECK_OK(bpt_test_round(d, fca, (float)ra, fcb, (float)rb, &hit));
+        CHECK_EQ(hit, dist2 <= (ra + rb) * (ra + rb));
+        CHECK_OK(bpt_test_round_box(d, fca, (float)ra, box, &hit));
+        CHECK_EQ(hit, bdist2 <= ra * ra);
+        CHECK_OK(bpt_test_boxes(d, box, box2, &hit));
+        CHECK_EQ(hit, boxes);
     }
 }
 
@@ -232,60 +222,54 @@ static void case_bad_input(int argc, char **argv) {
     for (int d = 2; d <= 3; ++d) {
         float a[6] = {0, 0, 0, 1, 1, 1}, b[6] = {0, 0, 0, 1, 1, 1}, c[3] = {0, 0, 0};
         if (d == 2) a[2] = a[3] = b[2] = b[3] = 1;  // 2D boxes are min[2], max[2]
-#define BOXT(x, y, h) (d == 2 ? bp_test_box2(bpt_as2(x), bpt_as2(y), h) : bp_test_box3(bpt_as3(x), bpt_as3(y), h))
-#define BALLT(p, r, q, s, h) (d == 2 ? bp_test_circle(p, r, q, s, h) : bp_test_sphere(p, r, q, s, h))
-#define BALLBOXT(p, r, x, h) (d == 2 ? bp_test_circle_box(p, r, bpt_as2(x), h) : bp_test_sphere_box(p, r, bpt_as3(x), h))
-        CHECK_OK(BOXT(a, b, &hit));
+        CHECK_OK(bpt_test_boxes(d, a, b, &hit));
         CHECK(hit);
-        CHECK_ST(BOXT(NULL, b, &hit), BP_ERR_NULL);
-        CHECK_ST(BOXT(a, NULL, &hit), BP_ERR_NULL);
-        CHECK_ST(BOXT(a, b, NULL), BP_ERR_NULL);
-        CHECK_ST(BALLT(NULL, 1, c, 1, &hit), BP_ERR_NULL);
-        CHECK_ST(BALLT(c, 1, NULL, 1, &hit), BP_ERR_NULL);
-        CHECK_ST(BALLT(c, 1, c, 1, NULL), BP_ERR_NULL);
-        CHECK_ST(BALLBOXT(NULL, 1, a, &hit), BP_ERR_NULL);
-        CHECK_ST(BALLBOXT(c, 1, NULL, &hit), BP_ERR_NULL);
-        CHECK_ST(BALLBOXT(c, 1, a, NULL), BP_ERR_NULL);
+        CHECK_ST(bpt_test_boxes(d, NULL, b, &hit), BP_ERR_NULL);
+        CHECK_ST(bpt_test_boxes(d, a, NULL, &hit), BP_ERR_NULL);
+        CHECK_ST(bpt_test_boxes(d, a, b, NULL), BP_ERR_NULL);
+        CHECK_ST(bpt_test_round(d, NULL, 1, c, 1, &hit), BP_ERR_NULL);
+        CHECK_ST(bpt_test_round(d, c, 1, NULL, 1, &hit), BP_ERR_NULL);
+        CHECK_ST(bpt_test_round(d, c, 1, c, 1, NULL), BP_ERR_NULL);
+        CHECK_ST(bpt_test_round_box(d, NULL, 1, a, &hit), BP_ERR_NULL);
+        CHECK_ST(bpt_test_round_box(d, c, 1, NULL, &hit), BP_ERR_NULL);
+        CHECK_ST(bpt_test_round_box(d, c, 1, a, NULL), BP_ERR_NULL);
         for (int slot = 0; slot < 2 * d; ++slot) {
             for (int k = 0; k < 3; ++k) {
                 bpt_note("%dD slot %d value %d", d, slot, k);
                 float save = a[slot];
                 a[slot] = bad[k];
-                CHECK_ST(BOXT(a, b, &hit), BP_ERR_NONFINITE);
-                CHECK_ST(BOXT(b, a, &hit), BP_ERR_NONFINITE);
-                CHECK_ST(BALLBOXT(c, 1, a, &hit), BP_ERR_NONFINITE);
+                CHECK_ST(bpt_test_boxes(d, a, b, &hit), BP_ERR_NONFINITE);
+                CHECK_ST(bpt_test_boxes(d, b, a, &hit), BP_ERR_NONFINITE);
+                CHECK_ST(bpt_test_round_box(d, c, 1, a, &hit), BP_ERR_NONFINITE);
                 a[slot] = save;
             }
         }
         for (int ax = 0; ax < d; ++ax) {
             float save = a[ax];
             a[ax] = 2;  // min > max
-            CHECK_ST(BOXT(a, b, &hit), BP_ERR_INVERTED_BOX);
-            CHECK_ST(BOXT(b, a, &hit), BP_ERR_INVERTED_BOX);
-            CHECK_ST(BALLBOXT(c, 1, a, &hit), BP_ERR_INVERTED_BOX);
+            CHECK_ST(bpt_test_boxes(d, a, b, &hit), BP_ERR_INVERTED_BOX);
+            CHECK_ST(bpt_test_boxes(d, b, a, &hit), BP_ERR_INVERTED_BOX);
+            CHECK_ST(bpt_test_round_box(d, c, 1, a, &hit), BP_ERR_INVERTED_BOX);
             a[ax] = save;
             for (int k = 0; k < 3; ++k) {
                 float cs = c[ax];
                 c[ax] = bad[k];
-                CHECK_ST(BALLT(c, 1, b, 1, &hit), BP_ERR_NONFINITE);
-                CHECK_ST(BALLT(b, 1, c, 1, &hit), BP_ERR_NONFINITE);
-                CHECK_ST(BALLBOXT(c, 1, a, &hit), BP_ERR_NONFINITE);
+                CHECK_ST(bpt_test_round(d, c, 1, b, 1, &hit), BP_ERR_NONFINITE);
+                CHECK_ST(bpt_test_round(d, b, 1, c, 1, &hit), BP_ERR_NONFINITE);
+                CHECK_ST(bpt_test_round_box(d, c, 1, a, &hit), BP_ERR_NONFINITE);
                 c[ax] = cs;
             }
         }
         for (int k = 0; k < 3; ++k) {
-            CHECK_ST(BALLT(c, bad[k], b, 1, &hit), BP_ERR_NONFINITE);
-            CHECK_ST(BALLT(c, 1, b, bad[k], &hit), BP_ERR_NONFINITE);
-            CHECK_ST(BALLBOXT(c, bad[k], a, &hit), BP_ERR_NONFINITE);
+            CHECK_ST(bpt_test_round(d, c, bad[k], b, 1, &hit), BP_ERR_NONFINITE);
+            CHECK_ST(bpt_test_round(d, c, 1, b, bad[k], &hit), BP_ERR_NONFINITE);
+            CHECK_ST(bpt_test_round_box(d, c, bad[k], a, &hit), BP_ERR_NONFINITE);
         }
-        CHECK_ST(BALLT(c, -1, b, 1, &hit), BP_ERR_NEGATIVE_RADIUS);
-        CHECK_ST(BALLT(c, 1, b, -FLT_MIN, &hit), BP_ERR_NEGATIVE_RADIUS);
-        CHECK_ST(BALLBOXT(c, -0.5f, a, &hit), BP_ERR_NEGATIVE_RADIUS);
-        CHECK_OK(BALLBOXT(c, -0.0f, a, &hit));  // -0 is zero, not negative
+        CHECK_ST(bpt_test_round(d, c, -1, b, 1, &hit), BP_ERR_NEGATIVE_RADIUS);
+        CHECK_ST(bpt_test_round(d, c, 1, b, -FLT_MIN, &hit), BP_ERR_NEGATIVE_RADIUS);
+        CHECK_ST(bpt_test_round_box(d, c, -0.5f, a, &hit), BP_ERR_NEGATIVE_RADIUS);
+        CHECK_OK(bpt_test_round_box(d, c, -0.0f, a, &hit));  // -0 is zero, not negative
         CHECK(hit);
-#undef BOXT
-#undef BALLT
-#undef BALLBOXT
     }
 }
 

@@ -96,7 +96,7 @@ static bp_status queries(scenario *s, bp_context *ctx) {
     for (size_t k = 0; k < set->n; ++k) {
         bool hit = false;
         const float *b = bpt_box(set, k);
-        CHECK_OK(d == 2 ? bp_test_circle_box(c, 8.0f, bpt_as2(b), &hit) : bp_test_sphere_box(c, 8.0f, bpt_as3(b), &hit));
+        CHECK_OK(bpt_test_round_box(d, c, 8.0f, b, &hit));
         if (hit) {
             CHECK_MSG(want < idx.count && idx.indices[want] == k, "sphere query misses box %zu", k);
             ++want;
@@ -168,6 +168,23 @@ static void check_bytes(scenario *s) {
               s->al.live_bytes);
 }
 
+// Destroys both contexts: nothing may stay allocated.
+static void destroy_contexts(scenario *s) {
+    bp_context_destroy(s->a);
+    bp_context_destroy(s->b);
+    CHECK_MSG(s->al.live_bytes == 0 && s->al.live_blocks == 0, "leak: %zu bytes in %zu blocks after destroy",
+              s->al.live_bytes, s->al.live_blocks);
+}
+
+static void scenario_free(scenario *s) {
+    bpt_pairs_free(&s->got);
+    bpt_pairs_free(&s->want);
+    bpt_boxes_free(&s->set);
+    bpt_boxes_free(&s->other);
+    bpt_boxes_free(&s->seen[0]);
+    bpt_boxes_free(&s->seen[1]);
+}
+
 static void case_scenario(int argc, char **argv) {
     scenario s;
     memset(&s, 0, sizeof s);
@@ -197,19 +214,11 @@ static void case_scenario(int argc, char **argv) {
             check_bytes(&s);
         }
         bool done = s.al.allocs < n_fail;  // allocation N was never reached
-        bp_context_destroy(s.a);
-        bp_context_destroy(s.b);
-        CHECK_MSG(s.al.live_bytes == 0 && s.al.live_blocks == 0, "leak: %zu bytes in %zu blocks after destroy",
-                  s.al.live_bytes, s.al.live_blocks);
+        destroy_contexts(&s);
         if (done) break;
     }
     printf("%zu allocations refused, each handled\n", refused);
-    bpt_pairs_free(&s.got);
-    bpt_pairs_free(&s.want);
-    bpt_boxes_free(&s.set);
-    bpt_boxes_free(&s.other);
-    bpt_boxes_free(&s.seen[0]);
-    bpt_boxes_free(&s.seen[1]);
+    scenario_free(&s);
 }
 
 // One allocation in three refused at random over a long run of mixed operations on two
@@ -258,18 +267,10 @@ static void case_chaos(int argc, char **argv) {
                 check_bytes(&s);
             }
         }
-        bp_context_destroy(s.a);
-        bp_context_destroy(s.b);
-        CHECK_MSG(s.al.live_bytes == 0 && s.al.live_blocks == 0, "leak: %zu bytes in %zu blocks after destroy",
-                  s.al.live_bytes, s.al.live_blocks);
+        destroy_contexts(&s);
     }
     printf("%zu allocations refused over %zu\n", s.al.failures, s.al.allocs);
-    bpt_pairs_free(&s.got);
-    bpt_pairs_free(&s.want);
-    bpt_boxes_free(&s.set);
-    bpt_boxes_free(&s.other);
-    bpt_boxes_free(&s.seen[0]);
-    bpt_boxes_free(&s.seen[1]);
+    scenario_free(&s);
 }
 
 // The context's own allocation refused: a clean failure, nothing held; every method and

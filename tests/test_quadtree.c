@@ -36,9 +36,7 @@ typedef struct options {
 
 static int cmp_pair(const void *a, const void *b) {
     const bp_pair *x = a, *y = b;
-    if (x->i != y->i) return x->i < y->i ? -1 : 1;
-    if (x->j != y->j) return x->j < y->j ? -1 : 1;
-    return 0;
+    return bpt_cmp_keys(x->i, x->j, y->i, y->j);
 }
 
 static bp_context *make(int dim, bp_method m, const options *o) {
@@ -340,21 +338,16 @@ static void case_frames(int argc, char **argv) {
 }
 
 // Debug draw: every occupied cell drawn once, levels within range.
-static int g_drawn, g_bad_level;
-static void on_box(const float *lo, const float *hi, int level, void *user) {
-    (void)user;
-    g_drawn++;
-    if (level < 0 || level > 40 || lo[0] > hi[0]) g_bad_level++;
-}
 
 static void case_draw(int argc, char **argv) {
     (void)argc, (void)argv;
     bp_context *qt = make(2, BP_METHOD_QUADTREE, &k_strict);
     float *b = random_boxes(2, 500, 100.0, 5.0);
     compare(qt, 2, b, 500);
-    bp_debug_draw dd = {on_box, NULL};
+    bpt_draw drawn = {.dim = 2};
+    bp_debug_draw dd = {bpt_draw_box, &drawn};
     CHECK_OK(bp_debug_draw_structure(qt, &dd));
-    CHECK(g_drawn > 0 && g_drawn <= 500 && g_bad_level == 0);
+    CHECK(drawn.boxes > 0 && drawn.boxes <= 500 && !drawn.bad && drawn.top <= 40);
     free(b);
     bp_context_destroy(qt);
 }
@@ -394,9 +387,7 @@ static void case_nomem(int argc, char **argv) {
                 def.dimension = dim;
                 def.method = BP_METHOD_QUADTREE;
                 def.quadtree.loose = lo != 0;
-                def.allocator.alloc = fa_alloc;
-                def.allocator.free = fa_free;
-                def.allocator.user = &fa;
+                def.allocator = (bp_allocator){fa_alloc, fa_free, &fa};
                 bp_context *qt = NULL;
                 CHECK_OK(bp_context_create(&def, &qt));
                 bp_pairs out;

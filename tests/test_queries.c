@@ -13,14 +13,22 @@ typedef struct qstate {
     size_t checked;
 } qstate;
 
+// The state of a case from its arguments: METHOD DIM.
+static qstate qstate_make(int argc, char **argv) {
+    qstate s;
+    memset(&s, 0, sizeof s);
+    s.method = bpt_method_arg(argc, argv, 0);
+    s.dim = bpt_dim_arg(argc, argv, 1);
+    return s;
+}
+
 static bool scan_hit(const qstate *s, const float *box, int kind, const float *q, float radius) {
     bool hit = false;
     const int d = s->dim;
     if (kind == 0) {  // q: lo then hi
-        CHECK_OK(d == 2 ? bp_test_box2(bpt_as2(box), bpt_as2(q), &hit) : bp_test_box3(bpt_as3(box), bpt_as3(q), &hit));
+        CHECK_OK(bpt_test_boxes(d, box, q, &hit));
     } else if (kind == 1) {
-        CHECK_OK(d == 2 ? bp_test_circle_box(q, radius, bpt_as2(box), &hit)
-                        : bp_test_sphere_box(q, radius, bpt_as3(box), &hit));
+        CHECK_OK(bpt_test_round_box(d, q, radius, box, &hit));
         // A box outside the sphere's bounding box [c - r, c + r] (rounded outward) is outside
         // the sphere. The narrow test's double distance can round such a box in when the
         // coordinates are near FLT_MAX (distance FLT_MAX + 7 rounds to FLT_MAX); the query
@@ -32,7 +40,7 @@ static bool scan_hit(const qstate *s, const float *box, int kind, const float *q
     } else {
         float pt[6];
         for (int a = 0; a < d; ++a) pt[a] = pt[d + a] = q[a];
-        CHECK_OK(d == 2 ? bp_test_box2(bpt_as2(box), bpt_as2(pt), &hit) : bp_test_box3(bpt_as3(box), bpt_as3(pt), &hit));
+        CHECK_OK(bpt_test_boxes(d, box, pt, &hit));
     }
     return hit;
 }
@@ -110,10 +118,7 @@ static void random_queries(qstate *s, bp_context *ctx, bpt_rng *r, double lo, do
 }
 
 static void case_random(int argc, char **argv) {
-    qstate s;
-    memset(&s, 0, sizeof s);
-    s.method = bpt_method_arg(argc, argv, 0);
-    s.dim = bpt_dim_arg(argc, argv, 1);
+    qstate s = qstate_make(argc, argv);
     bpt_rng r = bpt_rng_make(1);
     for (int t = 0; t < 60; ++t) {
         size_t n = t % 4 == 0 ? bpt_below(&r, 20) : bpt_below(&r, 1500);
@@ -135,10 +140,7 @@ static void case_random(int argc, char **argv) {
 
 // Exact touching cases and degenerate sets.
 static void case_degenerate(int argc, char **argv) {
-    qstate s;
-    memset(&s, 0, sizeof s);
-    s.method = bpt_method_arg(argc, argv, 0);
-    s.dim = bpt_dim_arg(argc, argv, 1);
+    qstate s = qstate_make(argc, argv);
     const int d = s.dim;
     bpt_rng r = bpt_rng_make(2);
     bp_context *ctx = bpt_context(s.method, d, NULL);
@@ -306,10 +308,7 @@ static void case_degenerate(int argc, char **argv) {
 
 // After a bipartite call, queries see A followed by B (B's box j has index na + j).
 static void case_after_between(int argc, char **argv) {
-    qstate s;
-    memset(&s, 0, sizeof s);
-    s.method = bpt_method_arg(argc, argv, 0);
-    s.dim = bpt_dim_arg(argc, argv, 1);
+    qstate s = qstate_make(argc, argv);
     const int d = s.dim;
     bpt_rng r = bpt_rng_make(3);
     bp_context *ctx = bpt_context(s.method, d, NULL);

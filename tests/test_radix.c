@@ -12,8 +12,7 @@ typedef struct kv64 {
 
 static int cmp_kv(const void *a, const void *b) {
     const kv64 *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return (x->val > y->val) - (x->val < y->val);  // vals are original positions: stability
+    return bpt_cmp_keys(x->key, x->val, y->key, y->val);  // vals are original positions: stability
 }
 
 // Random keys of `bits` bits (some distributions with few distinct digits), sorted by both

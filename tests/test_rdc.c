@@ -460,25 +460,6 @@ static void test_queries(int argc, char **argv) {
 
 // Out of memory: fail the k-th allocation for every k; each failure returns BP_ERR_NOMEM, leaks
 // nothing, and the context works after it.
-typedef struct counting {
-    size_t live, allocs, fail_at;
-} counting;
-
-static void *count_alloc(size_t size, size_t align, void *user) {
-    counting *c = user;
-    if (++c->allocs == c->fail_at) return NULL;
-    size_t rounded = (size + align - 1) & ~(align - 1);
-    void *p = aligned_alloc(align, rounded);
-    if (p) c->live += size;
-    return p;
-}
-
-static void count_free(void *p, size_t size, void *user) {
-    counting *c = user;
-    c->live -= size;
-    free(p);
-}
-
 static void test_nomem(int argc, char **argv) {
     (void)argc, (void)argv;
     enum { N = 1500 };
@@ -490,18 +471,16 @@ static void test_nomem(int argc, char **argv) {
     bp_pairs ref;
     CHECK_OK(bp_find_pairs2(brute, (const bp_box2 *)(const void *)boxes, N, &ref));
     for (size_t fail = 1; fail < 64; ++fail) {
-        counting c = {0, 0, fail};
+        bpt_alloc c = {.fail_at = fail};
         bp_context_def def = bp_default_context_def();
         def.method = BP_METHOD_RDC;
         def.sort_pairs = true;
         def.rdc.epsilon = fail % 2 ? 0.0f : -1e-3f;  // the epsilon copy fails too
-        def.allocator.alloc = count_alloc;
-        def.allocator.free = count_free;
-        def.allocator.user = &c;
+        def.allocator = bpt_allocator(&c);
         bp_context *ctx = NULL;
         bp_status st = bp_context_create(&def, &ctx);
         if (st != BP_OK) {
-            CHECK(st == BP_ERR_NOMEM && ctx == NULL && c.live == 0);
+            CHECK(st == BP_ERR_NOMEM && ctx == NULL && c.live_bytes == 0);
             continue;
         }
         bp_pairs out;
@@ -523,7 +502,7 @@ static void test_nomem(int argc, char **argv) {
         }
         (void)failed;
         bp_context_destroy(ctx);
-        CHECK(c.live == 0);
+        CHECK(c.live_bytes == 0);
     }
     bp_context_destroy(brute);
 }

@@ -331,6 +331,18 @@ typedef struct config {
     int variant;        // 1: the method's other option (loose quadtree, RDC epsilon, no coherence)
 } config;
 
+// A config's task hooks and allocator, where it has them, into a context or world definition
+// (DEF, a bp_context_def or a bp_world_def: both name the fields alike).
+#define USE_CONFIG_HOOKS(def, c)                                                                   \
+    do {                                                                                           \
+        if ((c)->hooks) {                                                                          \
+            (def).enqueue_task = sched_enqueue;                                                    \
+            (def).finish_task = sched_finish;                                                      \
+            (def).task_user = (c)->hooks;                                                          \
+        }                                                                                          \
+        if ((c)->alloc) (def).allocator = bpt_allocator((c)->alloc);                               \
+    } while (0)
+
 static bp_context *make_context(bp_method m, int dim, const config *c) {
     bp_context_def def = bp_default_context_def();
     def.dimension = dim;
@@ -344,12 +356,7 @@ static bp_context *make_context(bp_method m, int dim, const config *c) {
         def.rdc.epsilon = -0.25f;
         def.sweep.coherence = false;
     }
-    if (c->hooks) {
-        def.enqueue_task = sched_enqueue;
-        def.finish_task = sched_finish;
-        def.task_user = c->hooks;
-    }
-    if (c->alloc) def.allocator = bpt_allocator(c->alloc);
+    USE_CONFIG_HOOKS(def, c);
     bp_context *ctx = NULL;
     CHECK_OK(bp_context_create(&def, &ctx));
     return ctx;
@@ -954,12 +961,7 @@ static void wscript_run(const wscript *ws, const config *c, tlog *l) {
     bp_world_def def = bp_default_world_def();
     def.dimension = ws->dim;
     def.workers = c->workers;
-    if (c->hooks) {
-        def.enqueue_task = sched_enqueue;
-        def.finish_task = sched_finish;
-        def.task_user = c->hooks;
-    }
-    if (c->alloc) def.allocator = bpt_allocator(c->alloc);
+    USE_CONFIG_HOOKS(def, c);
     bp_world *w = NULL;
     bp_status st;
     while ((st = bp_world_create(&def, &w)) != BP_OK) CHECK_ST(st, BP_ERR_NOMEM);
