@@ -66,6 +66,10 @@ optional+=(
   clang             # tests/fuzz/run.sh (.ci/run): the libFuzzer targets (-DBP_FUZZ=ON, clang only)
   libclang-rt-14-dev  #   and libFuzzer's and the sanitizers' runtimes for it (only recommended by clang)
 )
+# Issue #35, the source tree's structure:
+optional+=(
+  universal-ctags   # scripts/arch_check.py (test arch.limits): functions' lengths, who calls whom
+)
 
 if $full; then
   packages+=("${optional[@]}")

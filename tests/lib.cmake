@@ -178,3 +178,13 @@ if(CMAKE_BUILD_TYPE STREQUAL "Debug")
     bp_lib_test(chaos.broken_hooks.${bp_how} test_chaos broken ${bp_how})
   endforeach()
 endif()
+
+# The source tree's structure (issue #35, scripts/arch_check.py): no two modules of src/ use each
+# other, no file in src/ is over 1,000 lines, no function in src/, mpi/ or tools/ over 100.
+# Needs python3 and Universal Ctags (scripts/setup.sh --full installs it); not registered without.
+find_program(BP_PYTHON3 python3)
+find_program(BP_CTAGS ctags)
+if(BP_PYTHON3 AND BP_CTAGS)
+  add_test(NAME arch.limits COMMAND ${BP_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/arch_check.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties(arch.limits PROPERTIES LABELS lib TIMEOUT 120)
+endif()
