@@ -211,6 +211,11 @@ typedef struct bp_context_def {
         /// extents, at least 0.35x the spacing of the boxes (docs/grid.md).
         float cell_size;
         bp_grid_layout layout;  ///< how cells are stored. Default BP_GRID_LAYOUT_AUTO.
+        /// For tests: the pair kernels of crowded cells. 0 (default): the widest SIMD kernels the
+        /// CPU has, where cells are crowded; 1: the scalar loops only; 2: the SIMD kernels on every
+        /// block; 3: as 2 with the AVX2 kernels even where AVX-512 is there. The same pairs in the
+        /// same order whatever the value (other values count as 0).
+        int kernels;
     } grid;
     struct {
         /// Finest level L (2^L cells per axis); 0: automatic from n and sizes (docs/quadtree.md).

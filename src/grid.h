@@ -1,5 +1,6 @@
-// Method `grid`, internal: the state and geometry shared by its two layouts, the sorted runs of
-// src/grid.c (any world) and the table of src/grid_table.c (small 2D worlds). docs/grid.md.
+// Method `grid`, internal: the geometry shared by its two layouts, the sorted runs (any world:
+// src/grid_sorted.c, grid_keys.c, grid_scan.c) and the table (small 2D worlds: src/grid_table.c),
+// the state of each, and what each file offers the others (at the end). docs/grid.md.
 #ifndef BP_GRID_H
 #define BP_GRID_H
 
@@ -26,6 +27,16 @@
 // needs walking further.
 #define GRID_EMPTY 0x7FFFFFFFu
 #define GRID_MULTI 0x80000000u
+// A box's extent on an axis counts at most this many times its smallest extent when sizing the
+// cells (grid_ideal), and beyond it the box is long on that axis (bp_grid_key).
+#ifndef GRID_ELONGATION
+#define GRID_ELONGATION 4.0
+#endif
+#if defined(__GNUC__)
+#define GRID_PREFETCH_READ(p) __builtin_prefetch((p), 0, 0)
+#else
+#define GRID_PREFETCH_READ(p) ((void)0)
+#endif
 
 typedef struct grid_level {
     int64_t g[3];         // cells per axis (coordinates 0 .. g-1)
@@ -61,7 +72,7 @@ typedef struct grid_geom {
 } grid_geom;
 
 // 16-bit codes of stored values (min x, y, z, -max x, y, z: value k of a stored box), for the
-// AVX-512 kernel over crowded 3D frames (bp_grid.soa): code k of x is (x - o[k]) * s[k] in double,
+// AVX-512 kernel over crowded 3D frames (grid_sorted.soa): code k of x is (x - o[k]) * s[k] in double,
 // clamped to +-GRID_CODE_MAX and truncated. Monotone in x, so for a stored value v and a probe's p,
 // code(v) < code(p) means v < p and code(v) > code(p) means v > p; only equal codes need the
 // floats (grid_dense.c). The window of the cells maps to +-GRID_CODE_SPAN, so a code step is
@@ -86,17 +97,15 @@ static inline int16_t grid_code(const grid_codes *q, int k, float x) {
     return (int16_t)(int32_t)t;
 }
 
-typedef struct bp_grid {
-    bp_algorithm base;
-    grid_geom geom;
-    bool have_geom;
-    bool ordered;         // perm holds last frame's order (for coherence)
-    size_t n;             // boxes of the last call
+// The sorted layout's state (src/grid_sorted.c builds it, src/grid_keys.c orders it,
+// src/grid_scan.c reads it): the frame's boxes sorted by cell key, the levels' index, the
+// cross-level plan and the sorted cells of crowded 3D frames.
+typedef struct grid_sorted {
     unsigned key_bits;
-    // The sorted frame: object ids, cell keys (+ sentinels) and boxes (2 * dim floats each).
-    uint32_t *perm, *keys;
+    // The sorted frame: object ids and boxes (2 * dim floats each; the keys are bp_grid.keys).
+    uint32_t *perm;
     float *boxes;
-    size_t perm_cap, keys_cap, boxes_cap;
+    size_t perm_cap, boxes_cap;
     // Scratch: keys and boxes in last frame's order, the boxes that moved (keys, old positions;
     // also the radix sort's buffers), the next perm.
     uint32_t *okeys, *mkeys, *mpos, *perm2;
@@ -136,24 +145,86 @@ typedef struct bp_grid {
     int16_t *soa;
     size_t soa_cap, soa_stride;
     grid_codes codes;
-    // For AUTO (bp_grid_was_too_coarse): how much coarser the geometry's cells are than wanted
-    // (the largest ratio over the axes), whether the sample says they are crowded, and whether
-    // the last call tested GRID_COARSE_CHECKS candidates a box or more.
-    double coarse;
-    bool crowd_sample, crowd_checks;
-    // The table layout (src/grid_table.c): cells are lists through a table of every level-0
-    // cell instead of runs of a sorted order. keys then holds every box's cell in input order
-    // (the pair tests read the frame's boxes, not a copy), head[c] links cell c's list, next[i]
-    // the rest of box i's. The table is GRID_EMPTY everywhere but in head[0 .. dirty) (the last
-    // table call's cells); head_ok false: wipe it.
-    // With workers the link borrows mpos, mkeys and okeys above (the sorted order is gone by then).
-    bool table;           // the last call used the table layout
+} grid_sorted;
+
+// The table layout's state (src/grid_table.c): cells are lists through a table of every level-0
+// cell instead of runs of a sorted order. bp_grid.keys then holds every box's cell in input
+// order (the pair tests read the frame's boxes, not a copy), head[c] links cell c's list,
+// next[i] the rest of box i's. The table is GRID_EMPTY everywhere but in head[0 .. dirty) (the
+// last table call's cells); head_ok false: wipe it. With workers the lists are linked through
+// idx, bkey and prev (grid_table_link2_par).
+typedef struct grid_table {
     bool crowded;         // AUTO: cells too full for the table (src/grid_table.c)
     bool head_ok;
     size_t dirty;
     uint32_t *head, *next;
     size_t head_cap, next_cap;
-} bp_grid;
+    uint32_t *idx, *bkey, *prev;
+    size_t idx_cap, bkey_cap, prev_cap;
+} grid_table;
+
+// The SIMD kernels of crowded cells (src/grid_dense.c) for one instruction set: the same pairs
+// in the same order as the scalar loops of src/grid_scan.c, with the same checks.
+typedef struct bp_grid bp_grid;
+typedef struct grid_kernels {
+    int lanes;  // candidates a step: 16 (AVX-512), 8 (AVX2)
+    // Stored box a (id) against the sorted boxes j, j+1, ... while keys[j] <= lim and j < end (a
+    // row of a region query; end SIZE_MAX: keys alone bound it) and, with a stop axis (3D,
+    // xsorted, a run within one row of a level), while they start at or before a's max on it
+    // (grid_stop): pairs in order, the boxes tested added to *checks.
+    bp_status (*run)(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim, int stop,
+                     bp_sink *sink, uint64_t *checks);
+    // The rows of a region query of stored box a (id): row r the sorted boxes from start[r]
+    // while keys <= last[r] (and the stop, as above); long rows (GRID_DENSE_ROW_MIN boxes or
+    // more) in steps, short ones box by box.
+    bp_status (*rows)(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *last,
+                      size_t nr, int stop, bp_sink *sink, uint64_t *checks);
+    // Stored box a (id) against several runs (run r: from start[r] while keys <= lim[r], and the
+    // stop), each as `run` tests it, with the probe built once.
+    bp_status (*runs)(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *lim,
+                      size_t nr, int stop, bp_sink *sink, uint64_t *checks);
+    // The same-level pairs of boxes [p0, p1) of level L, as the scalar loops find them. cursor:
+    // the next-row cursor(s) of the scalar loop, advanced alike.
+    bp_status (*pairs2)(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor, bp_sink *sink,
+                        uint64_t *checks);
+    bp_status (*pairs3)(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],
+                        bp_sink *sink, uint64_t *checks);
+} grid_kernels;
+
+// Which kernels a grid runs, from bp_context_def.grid.kernels (GRID_KERNELS_*) and the CPU,
+// chosen when the grid is created.
+enum { GRID_KERNELS_AUTO = 0, GRID_KERNELS_SCALAR = 1, GRID_KERNELS_ALWAYS = 2, GRID_KERNELS_AVX2 = 3 };
+typedef struct grid_dense {
+    const grid_kernels *k;  // NULL: the scalar loops only
+    bool always;            // the kernels on every block and every cross-level row, crowded or not
+    bool soa;               // the AVX-512 kernels exist here, whatever k (bp_grid_dense_soa_possible)
+} grid_dense;
+
+struct bp_grid {
+    bp_algorithm base;
+    // The definition's grid options (bp_context_def.grid), read once: the cell size (0:
+    // automatic) and the layout.
+    float user_cell;
+    bp_grid_layout layout;
+    grid_geom geom;
+    bool have_geom;
+    size_t n;             // boxes of the last call
+    // The frame's cell keys (+ sentinels), written by either layout: sorted (the sorted layout),
+    // or in input order (the table). ordered: keys and sorted.perm hold last frame's sorted
+    // order (for coherence).
+    uint32_t *keys;
+    size_t keys_cap;
+    bool ordered;
+    bool on_table;        // the last call used the table layout
+    // For AUTO (bp_grid_was_too_coarse): how much coarser the geometry's cells are than wanted
+    // (the largest ratio over the axes), whether the sample says they are crowded, and whether
+    // the last call tested GRID_COARSE_CHECKS candidates a box or more.
+    double coarse;
+    bool crowd_sample, crowd_checks;
+    grid_sorted sorted;
+    grid_table table;
+    grid_dense dense;
+};
 
 // Level-0 cell coordinate of x on an axis: clamped in float before the conversion, so any finite
 // float gives a defined result (an overflow to infinity clamps too); monotone in x.
@@ -293,7 +364,7 @@ static inline int grid_hit3(const grid_probe *p, const float *b) {
 }
 #endif
 
-// Where a run over sorted cells stops (bp_grid.xsorted): its boxes are sorted by their min on
+// Where a run over sorted cells stops (grid_sorted.xsorted): its boxes are sorted by their min on
 // axis ax, so once one starts past the probe's max `at` on it, none after overlaps. No stop: ax
 // 0 and at +infinity, which every (finite) min passes.
 typedef struct grid_stop {
@@ -320,8 +391,8 @@ __attribute__((always_inline)) static inline bp_status grid_row_boxes(const bp_g
                                                                       const grid_stop *sp, uint32_t id, size_t j,
                                                                       uint32_t khi, bp_sink *sink, uint64_t *checks,
                                                                       const bool stops) {
-    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT ids = g->perm;
-    const float *BP_RESTRICT bx = g->boxes;
+    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT ids = g->sorted.perm;
+    const float *BP_RESTRICT bx = g->sorted.boxes;
     const int d = g->geom.dim;
     const size_t j0 = j;
     for (; keys[j] <= khi && (!stops || grid_stop_in(sp, bx + (size_t)(2 * d) * j)); ++j) {
@@ -335,7 +406,73 @@ __attribute__((always_inline)) static inline bp_status grid_row_boxes(const bp_g
     return BP_OK;
 }
 
-// The table layout (src/grid_table.c). bp_grid_table_find runs a frame on it when it can and
+// First position in sorted keys [lo, hi) whose key is >= key (hi when none): every binary
+// search of the grid's keys.
+static inline size_t grid_lower_bound32(const uint32_t *keys, size_t lo, size_t hi, uint32_t key) {
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// Whether a region query of level L that covers w cells along its rows takes each plane's rows
+// as one run of keys: when the boxes the run passes over outside the region, the rest of each
+// row, are on average at most GRID_MERGE_SKIP a row (the level's boxes spread over its rows).
+// A row costs its lookup and its loop's start and end, at least what 16 candidates in a step cost:
+// with 8, the heavy-tailed sizes of docs/grid.md (level 0 of 11 boxes a row, its rows searched
+// by a binary search each) took 34 ms a frame in 3D at 100,000, with 16 they take 18 (2D 10.5 ->
+// 6.5); the scenes of SCENES.md do not merge either way but `mixed` 3D (100,000: 10.8 -> 8.5).
+#define GRID_MERGE_SKIP 16
+static inline bool grid_merge_width(const grid_level *L, int d, uint64_t w) {
+    const uint64_t cells = (uint64_t)L->g[L->kax[0]];
+    const uint64_t level_rows = (uint64_t)L->g[L->kax[1]] * (d == 3 ? (uint64_t)L->g[L->kax[2]] : 1u);
+    const uint64_t boxes = L->end - L->begin;
+    return w >= cells || (double)boxes * (double)(cells - w) <= (double)GRID_MERGE_SKIP * (double)level_rows * (double)cells;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The files of the method and what each offers the others (docs/grid.md). src/grid.c: the
+// method's entry (the class table, find_pairs, queries, drawing, validation), which runs one
+// layout a call.
+
+// src/grid_fit.c: the geometry. Chooses this frame's cells, window and levels; true when last
+// frame's geometry is kept (the keys, and so the sorted order, carry over).
+bool bp_grid_choose(bp_grid *g, const bp_frame *f);
+// Draws the cell of `key` in level l (coarser levels get smaller level numbers, 1 .. levels).
+void bp_grid_draw_cell(const grid_geom *G, int l, uint32_t key, const bp_debug_draw *draw);
+
+// src/grid_keys.c: the sorted order. The key of box b (min, max) from its level-0 cell range c0,
+// c1, and its level.
+uint32_t bp_grid_key(const grid_geom *G, const float *b, const int64_t c0[3], const int64_t c1[3], int *level);
+// The frame's keys, order (sorted.perm2) and stored boxes, from last frame's order (sorted.perm:
+// the identity when `reset`; its keys pulled out where they moved and merged back when
+// `coherent`, else one radix sort), serially or with workers: the same result either way.
+bp_status bp_grid_sort_frame(bp_grid *g, const bp_frame *f, bool reset, bool coherent);
+
+// src/grid_sorted.c: the sorted layout's structure. bp_grid_sorted_begin marks the per-call
+// indexes out of date (every call, whichever layout runs); bp_grid_sorted_build makes the
+// frame's sorted order, level ranges, index and plan (same_grid: bp_grid_choose's answer).
+void bp_grid_sorted_begin(grid_sorted *s);
+bp_status bp_grid_sorted_build(bp_grid *g, const bp_frame *f, bool same_grid);
+void bp_grid_sorted_reset(grid_sorted *s);
+void bp_grid_sorted_release(bp_context *ctx, grid_sorted *s);
+bp_status bp_grid_sorted_validate(const bp_grid *g, const bp_frame *f);
+void bp_grid_sorted_draw(const bp_grid *g, const bp_debug_draw *draw);
+// Frames that sorted their cells, over all contexts (for tests: a test input reaches the path).
+extern _Atomic unsigned long long bp_grid_sorted_frames;
+
+// src/grid_scan.c: the sorted layout's pair passes (the frame built) and region queries.
+bp_status bp_grid_sorted_pairs(const bp_grid *g, bp_sink *sink, uint64_t *checks);
+bp_status bp_grid_sorted_visit(const bp_grid *g, const bp_frame *f, bp_visitor *q);
+// AUTO's question (src/grid_fit.c): would the cells for frame f be far coarser than its boxes
+// want, and crowded for it? From a sample of the boxes; the second form answers for the geometry
+// the grid state m last chose, without sampling.
+bool bp_grid_too_coarse(const bp_frame *f, float user_cell);
+bool bp_grid_was_too_coarse(const bp_algorithm *m);
+
+// src/grid_table.c: the table layout. bp_grid_table_find runs a frame on it when it can and
 // should (*done true); else the sorted layout runs, and the last call's table has been emptied
 // (unless an error is returned: then the next call empties it).
 bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint64_t *checks, bool *done);
@@ -346,56 +483,27 @@ void bp_grid_note_crowding(bp_grid *g, size_t shared, size_t n);
 bp_status bp_grid_table_visit(const bp_grid *g, bp_visitor *q);
 bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f);
 void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw);
+void bp_grid_table_reset(grid_table *t);
+void bp_grid_table_release(bp_context *ctx, grid_table *t);
 
-// Crowded cells (src/grid_dense.c): the same-level pairs of boxes [p0, p1) of level L, as the
-// scalar loops of src/grid.c find them (same pairs, same order, same checks), 16 candidates a
-// step with AVX-512, 8 with AVX2. cursor: the next-row cursor(s) of the scalar loop, advanced
-// alike. Only where bp_grid_dense_available() and the sink keeps every pair (split == 0).
-bool bp_grid_dense_available(void);
-// The candidates the kernels test a step: 16 (AVX-512), 8 (AVX2), 0 (none: the scalar loops).
-int bp_grid_dense_lanes(void);
-// Cross-level rows of at least this many boxes go to the steps; shorter ones stay box by box: a
-// 16-box step costs more than a few scalar tests (`sticks` 2D 100,000 went from 10.9 to 17.9 ms
-// with every row in steps, `sizes` 3D from 289 to 126).
+// src/grid_dense.c: the kernels of crowded cells. Cross-level rows of at least this many boxes
+// go to the steps; shorter ones stay box by box: a 16-box step costs more than a few scalar
+// tests (`sticks` 2D 100,000 went from 10.9 to 17.9 ms with every row in steps, `sizes` 3D from
+// 289 to 126).
 #define GRID_DENSE_ROW_MIN 8
 // Whether the row of sorted boxes from j while keys <= khi holds GRID_DENSE_ROW_MIN boxes or more
 // (keys sorted: one load tells).
 static inline bool grid_row_long(const uint32_t *keys, size_t j, uint32_t khi) {
     return keys[j + GRID_DENSE_ROW_MIN - 1] <= khi;
 }
-// Stored box a (id) against the sorted boxes j, j+1, ... while keys[j] <= lim and j < end (a row
-// of a region query; end SIZE_MAX: keys alone bound it) and, with a stop axis (3D, xsorted, a
-// run within one row of a level), while they start at or before a's max on it (grid_stop):
-// pairs in order, the boxes tested added to *checks.
-bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim, int stop,
-                            bp_sink *sink, uint64_t *checks);
-// The rows of a region query of stored box a (id): row r the sorted boxes from start[r] while
-// keys <= last[r] (and the stop, as above); long rows (GRID_DENSE_ROW_MIN boxes or more) in
-// steps, short ones box by box.
-bp_status bp_grid_dense_rows(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *last,
-                             size_t nr, int stop, bp_sink *sink, uint64_t *checks);
-// Stored box a (id) against several runs (run r: from start[r] while keys <= lim[r], and the
-// stop), each as bp_grid_dense_run tests it, with the probe built once.
-bp_status bp_grid_dense_runs(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *lim,
-                             size_t nr, int stop, bp_sink *sink, uint64_t *checks);
-// Whether this build and CPU have the kernel that reads the six arrays of bp_grid.soa (AVX-512),
-// whatever bp_grid_dense_mode: the frames that sort their cells for it (grid_sort_cells) do so
-// in every mode, so that the modes give the same pairs in the same order.
+// The kernels for `kernels` (GRID_KERNELS_*) on this build and CPU: AVX-512 where there (unless
+// GRID_KERNELS_AVX2), else AVX2; NULL where none or GRID_KERNELS_SCALAR (the scalar loops).
+const grid_kernels *bp_grid_kernels_pick(int kernels);
+// The candidates the kernels of `kernels` test a step: 16 (AVX-512), 8 (AVX2), 0 (the scalar loops).
+int bp_grid_dense_lanes(int kernels);
+// Whether this build and CPU have the kernel that reads the six arrays of grid_sorted.soa
+// (AVX-512), whatever the kernels chosen: the frames that sort their cells for it
+// (grid_sort_cells) do so with any kernels, so that they all give the same pairs in the same order.
 bool bp_grid_dense_soa_possible(void);
-// Frames that sorted their cells, over all contexts (for tests: a test input reaches the path).
-extern _Atomic unsigned long long bp_grid_sorted_frames;
-bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
-                               bp_sink *sink, uint64_t *checks);
-bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],
-                               bp_sink *sink, uint64_t *checks);
-// For tests: GRID_DENSE_OFF runs the scalar loops only, GRID_DENSE_ALWAYS the dense kernels on
-// every block of boxes and every cross-level row, crowded or not (where available),
-// GRID_DENSE_AVX2 the same with the AVX2 kernels even where AVX-512 is there. Set between
-// calls, never during one.
-enum { GRID_DENSE_AUTO = 0, GRID_DENSE_OFF = 1, GRID_DENSE_ALWAYS = 2, GRID_DENSE_AVX2 = 3 };
-extern int bp_grid_dense_mode;
-
-// Draws the cell of `key` in level l (src/grid.c).
-void bp_grid_draw_cell(const grid_geom *G, int l, uint32_t key, const bp_debug_draw *draw);
 
 #endif

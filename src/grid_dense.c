@@ -1,6 +1,6 @@
 // Method `grid`, sorted layout: the same-level pair pass over crowded cells (docs/grid.md,
 // "Dense cells"). Where many boxes share a cell (`seed` past a few thousand circles: hundreds a
-// cell) a box meets long contiguous runs of the sorted boxes, and the scalar loop of src/grid.c
+// cell) a box meets long contiguous runs of the sorted boxes, and the scalar loop of src/grid_scan.c
 // (one box at a time, a branch per hit) spends its time on a compare and a mispredicted branch
 // per candidate. Here the runs are tested 16 boxes at a time with AVX-512: boxes are stored
 // (min, -max), so a box is a hit when every stored lane is <= the probe's; the hits become a
@@ -19,8 +19,6 @@
 #include <immintrin.h>
 #endif
 
-int bp_grid_dense_mode = GRID_DENSE_AUTO;
-
 #if defined(GRID_DENSE_HAVE_512)
 // What GRID_DENSE_T512 lets the compiler use, in every kernel it marks. Not AVX-512 BW: with it
 // in the target, GCC 12 writes `unsigned in = <16-lane compare mask>` to a stack slot with a
@@ -31,8 +29,6 @@ int bp_grid_dense_mode = GRID_DENSE_AUTO;
 static bool grid_dense_cpu512(void) {
     return bp_cpu_avx512() && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
 }
-
-static bool grid_dense_512(void) { return bp_grid_dense_mode != GRID_DENSE_AVX2 && grid_dense_cpu512(); }
 #endif
 #if defined(GRID_DENSE_HAVE_256)
 static bool grid_dense_256(void) { return bp_cpu_avx2() && __builtin_cpu_supports("popcnt"); }
@@ -46,19 +42,6 @@ bool bp_grid_dense_soa_possible(void) {
 #endif
 }
 
-int bp_grid_dense_lanes(void) {
-    if (bp_grid_dense_mode == GRID_DENSE_OFF) return 0;
-#if defined(GRID_DENSE_HAVE_512)
-    if (grid_dense_512()) return 16;
-#endif
-#if defined(GRID_DENSE_HAVE_256)
-    if (grid_dense_256()) return 8;
-#endif
-    return 0;
-}
-
-bool bp_grid_dense_available(void) { return bp_grid_dense_lanes() > 0; }
-
 #if defined(GRID_DENSE_HAVE_512) || defined(GRID_DENSE_HAVE_256)
 // The lanes of the `w` boxes from j that are before position `end` (SIZE_MAX: no bound).
 static inline unsigned grid_dense_below(size_t j, size_t end, unsigned w) {
@@ -66,7 +49,7 @@ static inline unsigned grid_dense_below(size_t j, size_t end, unsigned w) {
 }
 
 // What the runs read: the sorted frame; in crowded 3D frames the boxes' codes as six arrays
-// (bp_grid.soa); and the axis on which a run's boxes are sorted by their min (bp_grid.xsorted: a
+// (grid_sorted.soa); and the axis on which a run's boxes are sorted by their min (grid_sorted.xsorted: a
 // run along a row of the level, then stop = the level's kax[0]), where it ends at the first box
 // that starts past the probe's max: the boxes after it start further still. -1: no stop.
 typedef struct grid_dense_src {
@@ -80,7 +63,8 @@ typedef struct grid_dense_src {
 } grid_dense_src;
 
 static inline grid_dense_src grid_dense_src_of(const bp_grid *g, int stop) {
-    grid_dense_src s = {g->keys, g->boxes, g->perm, g->xsorted ? g->soa : NULL, &g->codes, g->soa_stride, stop};
+    const grid_sorted *o = &g->sorted;
+    grid_dense_src s = {g->keys, o->boxes, o->perm, o->xsorted ? o->soa : NULL, &o->codes, o->soa_stride, stop};
     return s;
 }
 
@@ -91,16 +75,17 @@ static inline grid_dense_src grid_dense_src_of(const bp_grid *g, int stop) {
 // 100,000 6.6 -> 8.4 ms, `sticks` 3D 20.4 -> 24.3).
 enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
 #define GRID_DENSE_INLINE __attribute__((always_inline)) inline
-// Returns F(args..., v) for the variant VARIANT(srcp) gives, v a constant in each call.
-#define GRID_DENSE_BY_VARIANT(VARIANT, srcp, F, ...)                                                          \
-    switch (VARIANT(srcp)) {                                                                                   \
-    case GRID_V_SOA: return F(__VA_ARGS__, GRID_V_SOA);                                                        \
-    case GRID_V_SOA_ALL: return F(__VA_ARGS__, GRID_V_SOA_ALL);                                                \
-    case GRID_V_STOP: return F(__VA_ARGS__, GRID_V_STOP);                                                      \
-    default: return F(__VA_ARGS__, GRID_V_PLAIN);                                                             \
+// Sets st to F(args..., v) for the variant v (a value of the caller's), v a constant in each call
+// of F.
+#define GRID_DENSE_BY_VARIANT(st, v, F, ...)                                                                   \
+    switch (v) {                                                                                               \
+    case GRID_V_SOA: st = F(__VA_ARGS__, GRID_V_SOA); break;                                                   \
+    case GRID_V_SOA_ALL: st = F(__VA_ARGS__, GRID_V_SOA_ALL); break;                                           \
+    case GRID_V_STOP: st = F(__VA_ARGS__, GRID_V_STOP); break;                                                 \
+    default: st = F(__VA_ARGS__, GRID_V_PLAIN); break;                                                         \
     }
 
-// The same-level loops of src/grid.c over a crowded block, for one instruction set: RUN2/RUN3
+// The same-level loops of src/grid_scan.c over a crowded block, for one instruction set: RUN2/RUN3
 // test a run (stored box a, id, from j while keys <= lim and j < end) in variant v, ADV moves a
 // cursor to the first key >= lo, VARIANT picks the variant of a source. In 3D, runs stop early
 // where the cells are sorted (grid_dense_src).
@@ -109,8 +94,8 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
                                                     size_t *cursor, bp_sink *sink, uint64_t *checks) {         \
         const grid_dense_src src = grid_dense_src_of(g, -1);                                                   \
         const uint32_t *BP_RESTRICT keys = g->keys;                                                            \
-        const float *BP_RESTRICT bx = g->boxes;                                                                \
-        const uint32_t *BP_RESTRICT ids = g->perm;                                                             \
+        const float *BP_RESTRICT bx = g->sorted.boxes;                                                         \
+        const uint32_t *BP_RESTRICT ids = g->sorted.perm;                                                      \
         const uint32_t sx = L->kstride[1];                                                                     \
         size_t c1 = *cursor;                                                                                   \
         uint64_t c = 0;                                                                                        \
@@ -149,8 +134,11 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
     }                                                                                                          \
     TARGET static bp_status grid_dense_pairs3_##SUF(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, \
                                                     size_t cursor[4], bp_sink *sink, uint64_t *checks) {       \
-        const grid_dense_src src = grid_dense_src_of(g, g->xsorted ? L->kax[0] : -1);                          \
-        GRID_DENSE_BY_VARIANT(VARIANT, &src, grid_dense_pairs3_as_##SUF, &src, L, p0, p1, cursor, sink, checks) \
+        const grid_dense_src src = grid_dense_src_of(g, g->sorted.xsorted ? L->kax[0] : -1);                   \
+        const int v = VARIANT(&src);                                                                           \
+        bp_status st;                                                                                          \
+        GRID_DENSE_BY_VARIANT(st, v, grid_dense_pairs3_as_##SUF, &src, L, p0, p1, cursor, sink, checks);       \
+        return st;                                                                                             \
     }
 
 // The rows of a region query of stored box a (id): row r is the sorted boxes from start[r] while
@@ -168,7 +156,7 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
         const PATT pat = d == 2 ? PAT2(a) : PAT3(src, a);                                                      \
         const grid_probe pr = grid_probe_make(a, d);                                                           \
         const grid_stop sp = grid_stop_make(a, d, src->stop);                                                  \
-        const bool always = bp_grid_dense_mode >= GRID_DENSE_ALWAYS;                                           \
+        const bool always = g->dense.always;                                                                   \
         uint64_t c = 0;                                                                                        \
         bp_status st = BP_OK;                                                                                  \
         for (size_t r = 0; r < nr && st == BP_OK; ++r) {                                                       \
@@ -190,7 +178,10 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
                                                   const size_t *start, const uint32_t *last, size_t nr,      \
                                                   int stop, bp_sink *sink, uint64_t *checks) {               \
         const grid_dense_src src = grid_dense_src_of(g, stop);                                                 \
-        GRID_DENSE_BY_VARIANT(VARIANT, &src, grid_dense_rows_as_##SUF, g, &src, a, id, start, last, nr, sink, checks) \
+        const int v = VARIANT(&src);                                                                           \
+        bp_status st;                                                                                          \
+        GRID_DENSE_BY_VARIANT(st, v, grid_dense_rows_as_##SUF, g, &src, a, id, start, last, nr, sink, checks); \
+        return st;                                                                                             \
     }                                                                                                          \
     TARGET static GRID_DENSE_INLINE bp_status grid_dense_runs_as_##SUF(                                        \
         const bp_grid *g, const grid_dense_src *src, const float *a, uint32_t id, const size_t *start,        \
@@ -209,7 +200,10 @@ enum { GRID_V_PLAIN = 0, GRID_V_STOP = 1, GRID_V_SOA = 2, GRID_V_SOA_ALL = 3 };
                                                   const size_t *start, const uint32_t *lim, size_t nr,       \
                                                   int stop, bp_sink *sink, uint64_t *checks) {               \
         const grid_dense_src src = grid_dense_src_of(g, stop);                                                 \
-        GRID_DENSE_BY_VARIANT(VARIANT, &src, grid_dense_runs_as_##SUF, g, &src, a, id, start, lim, nr, sink, checks) \
+        const int v = VARIANT(&src);                                                                           \
+        bp_status st;                                                                                          \
+        GRID_DENSE_BY_VARIANT(st, v, grid_dense_runs_as_##SUF, g, &src, a, id, start, lim, nr, sink, checks);  \
+        return st;                                                                                             \
     }
 #endif
 
@@ -480,10 +474,15 @@ static inline int grid_dense_variant_512(const grid_dense_src *s) {
     return s->stop >= 0 ? GRID_V_STOP : GRID_V_PLAIN;
 }
 
-GRID_DENSE_T512 static bp_status grid_dense_run_512(const grid_dense_src *s, int d, size_t j, size_t end, uint32_t lim,
-                                                   const float *a, uint32_t id, bp_sink *sink, uint64_t *c) {
-    if (d == 2) return grid_dense_run2_512(s, j, end, lim, a, id, sink, c);
-    GRID_DENSE_BY_VARIANT(grid_dense_variant_512, s, grid_dense_run3_512, s, j, end, lim, a, id, sink, c)
+GRID_DENSE_T512 static bp_status grid_dense_run_512(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end,
+                                                   uint32_t lim, int stop, bp_sink *sink, uint64_t *c) {
+    const grid_dense_src src = grid_dense_src_of(g, stop);
+    const grid_dense_src *s = &src;
+    if (g->geom.dim == 2) return grid_dense_run2_512(s, j, end, lim, a, id, sink, c);
+    const int v = grid_dense_variant_512(s);
+    bp_status st;
+    GRID_DENSE_BY_VARIANT(st, v, grid_dense_run3_512, s, j, end, lim, a, id, sink, c);
+    return st;
 }
 
 // Moves cursor q to the first key >= lo (keys sorted; q never moves back): 16 keys a compare.
@@ -651,10 +650,15 @@ GRID_DENSE_T256 static GRID_DENSE_INLINE bp_status grid_dense_run3_256(const gri
 // The variant for a source: the AVX2 kernels read the stored boxes.
 static inline int grid_dense_variant_256(const grid_dense_src *s) { return s->stop >= 0 ? GRID_V_STOP : GRID_V_PLAIN; }
 
-GRID_DENSE_T256 static bp_status grid_dense_run_256(const grid_dense_src *s, int d, size_t j, size_t end, uint32_t lim,
-                                                   const float *a, uint32_t id, bp_sink *sink, uint64_t *c) {
-    if (d == 2) return grid_dense_run2_256(s, j, end, lim, a, id, sink, c);
-    GRID_DENSE_BY_VARIANT(grid_dense_variant_256, s, grid_dense_run3_256, s, j, end, lim, a, id, sink, c)
+GRID_DENSE_T256 static bp_status grid_dense_run_256(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end,
+                                                   uint32_t lim, int stop, bp_sink *sink, uint64_t *c) {
+    const grid_dense_src src = grid_dense_src_of(g, stop);
+    const grid_dense_src *s = &src;
+    if (g->geom.dim == 2) return grid_dense_run2_256(s, j, end, lim, a, id, sink, c);
+    const int v = grid_dense_variant_256(s);
+    bp_status st;
+    GRID_DENSE_BY_VARIANT(st, v, grid_dense_run3_256, s, j, end, lim, a, id, sink, c);
+    return st;
 }
 
 GRID_DENSE_T256 static inline size_t grid_dense_advance_256(const uint32_t *keys, size_t q, uint32_t lo) {
@@ -673,72 +677,40 @@ GRID_DENSE_ROWS(256, GRID_DENSE_T256, grid_pat256, grid_dense_pat2_256, grid_den
                 grid_dense_scan3_256, grid_dense_variant_256)
 #endif
 
-// Entry points: AVX-512 where there (unless a test forces AVX2), else AVX2; never called when
-// bp_grid_dense_available() is false.
-bp_status bp_grid_dense_run(const bp_grid *g, const float *a, uint32_t id, size_t j, size_t end, uint32_t lim, int stop,
-                            bp_sink *sink, uint64_t *checks) {
-#if defined(GRID_DENSE_HAVE_512) || defined(GRID_DENSE_HAVE_256)
-    const grid_dense_src src = grid_dense_src_of(g, stop);
-#endif
+// The kernel table of each instruction set, and the choice among them.
 #if defined(GRID_DENSE_HAVE_512)
-    if (grid_dense_512()) return grid_dense_run_512(&src, g->geom.dim, j, end, lim, a, id, sink, checks);
+static const grid_kernels grid_kernels_512 = {
+    .lanes = 16,
+    .run = grid_dense_run_512,
+    .rows = grid_dense_rows_512,
+    .runs = grid_dense_runs_512,
+    .pairs2 = grid_dense_pairs2_512,
+    .pairs3 = grid_dense_pairs3_512,
+};
 #endif
 #if defined(GRID_DENSE_HAVE_256)
-    return grid_dense_run_256(&src, g->geom.dim, j, end, lim, a, id, sink, checks);
-#else
-    (void)g, (void)stop, (void)a, (void)id, (void)j, (void)end, (void)lim, (void)sink, (void)checks;
-    return BP_ERR_INVALID_ARG;
+static const grid_kernels grid_kernels_256 = {
+    .lanes = 8,
+    .run = grid_dense_run_256,
+    .rows = grid_dense_rows_256,
+    .runs = grid_dense_runs_256,
+    .pairs2 = grid_dense_pairs2_256,
+    .pairs3 = grid_dense_pairs3_256,
+};
 #endif
+
+const grid_kernels *bp_grid_kernels_pick(int kernels) {
+    if (kernels == GRID_KERNELS_SCALAR) return NULL;
+#if defined(GRID_DENSE_HAVE_512)
+    if (kernels != GRID_KERNELS_AVX2 && grid_dense_cpu512()) return &grid_kernels_512;
+#endif
+#if defined(GRID_DENSE_HAVE_256)
+    if (grid_dense_256()) return &grid_kernels_256;
+#endif
+    return NULL;
 }
 
-bp_status bp_grid_dense_rows(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *last,
-                             size_t nr, int stop, bp_sink *sink, uint64_t *checks) {
-#if defined(GRID_DENSE_HAVE_512)
-    if (grid_dense_512()) return grid_dense_rows_512(g, a, id, start, last, nr, stop, sink, checks);
-#endif
-#if defined(GRID_DENSE_HAVE_256)
-    return grid_dense_rows_256(g, a, id, start, last, nr, stop, sink, checks);
-#else
-    (void)g, (void)a, (void)id, (void)start, (void)last, (void)nr, (void)stop, (void)sink, (void)checks;
-    return BP_ERR_INVALID_ARG;
-#endif
-}
-
-bp_status bp_grid_dense_runs(const bp_grid *g, const float *a, uint32_t id, const size_t *start, const uint32_t *lim,
-                             size_t nr, int stop, bp_sink *sink, uint64_t *checks) {
-#if defined(GRID_DENSE_HAVE_512)
-    if (grid_dense_512()) return grid_dense_runs_512(g, a, id, start, lim, nr, stop, sink, checks);
-#endif
-#if defined(GRID_DENSE_HAVE_256)
-    return grid_dense_runs_256(g, a, id, start, lim, nr, stop, sink, checks);
-#else
-    (void)g, (void)a, (void)id, (void)start, (void)lim, (void)nr, (void)stop, (void)sink, (void)checks;
-    return BP_ERR_INVALID_ARG;
-#endif
-}
-
-bp_status bp_grid_dense_pairs2(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t *cursor,
-                               bp_sink *sink, uint64_t *checks) {
-#if defined(GRID_DENSE_HAVE_512)
-    if (grid_dense_512()) return grid_dense_pairs2_512(g, L, p0, p1, cursor, sink, checks);
-#endif
-#if defined(GRID_DENSE_HAVE_256)
-    return grid_dense_pairs2_256(g, L, p0, p1, cursor, sink, checks);
-#else
-    (void)g, (void)L, (void)p0, (void)p1, (void)cursor, (void)sink, (void)checks;
-    return BP_ERR_INVALID_ARG;
-#endif
-}
-
-bp_status bp_grid_dense_pairs3(const bp_grid *g, const grid_level *L, size_t p0, size_t p1, size_t cursor[4],
-                               bp_sink *sink, uint64_t *checks) {
-#if defined(GRID_DENSE_HAVE_512)
-    if (grid_dense_512()) return grid_dense_pairs3_512(g, L, p0, p1, cursor, sink, checks);
-#endif
-#if defined(GRID_DENSE_HAVE_256)
-    return grid_dense_pairs3_256(g, L, p0, p1, cursor, sink, checks);
-#else
-    (void)g, (void)L, (void)p0, (void)p1, (void)cursor, (void)sink, (void)checks;
-    return BP_ERR_INVALID_ARG;
-#endif
+int bp_grid_dense_lanes(int kernels) {
+    const grid_kernels *k = bp_grid_kernels_pick(kernels);
+    return k ? k->lanes : 0;
 }

@@ -42,16 +42,16 @@ bool bp_grid_table_possible(const bp_grid *g, const bp_frame *f) {
 #define GRID_SPARSE_BELOW 0.20
 
 static bool grid_table_fits(const bp_grid *g, const bp_frame *f) {
-    const bp_grid_layout layout = bp_context_def_of(g->base.ctx)->grid.layout;
+    const bp_grid_layout layout = g->layout;
     if (layout == BP_GRID_LAYOUT_SORTED || !bp_grid_table_possible(g, f)) return false;
     if (layout == BP_GRID_LAYOUT_TABLE) return true;
-    return !g->crowded && g->geom.lv[0].size <= (uint64_t)GRID_TABLE_CELLS_PER_BOX * f->n;
+    return !g->table.crowded && g->geom.lv[0].size <= (uint64_t)GRID_TABLE_CELLS_PER_BOX * f->n;
 }
 
 // Records this frame's crowding: `shared` of n boxes found their cell occupied.
 void bp_grid_note_crowding(bp_grid *g, size_t shared, size_t n) {
     const double frac = n ? (double)shared / (double)n : 0.0;
-    g->crowded = g->crowded ? frac > GRID_SPARSE_BELOW : frac > GRID_CROWDED_ABOVE;
+    g->table.crowded = g->table.crowded ? frac > GRID_SPARSE_BELOW : frac > GRID_CROWDED_ABOVE;
 }
 
 typedef struct grid_fill_job {
@@ -72,30 +72,30 @@ static void grid_fill_task(void *user, uint32_t t, uint32_t worker) {
 // Puts the table back to all GRID_EMPTY. A fill of the range the last call used: cheaper than
 // clearing its boxes' cells one by one (random stores), as the table has few cells per box.
 static void grid_table_clear(bp_grid *g) {
-    grid_fill_job j = {g->head, g->dirty, bp_par_tasks(g->base.ctx, g->dirty, 8 * BP_PAR_GRAIN_MAP)};
+    grid_fill_job j = {g->table.head, g->table.dirty, bp_par_tasks(g->base.ctx, g->table.dirty, 8 * BP_PAR_GRAIN_MAP)};
     // A fill cannot fail but through misbehaving task hooks: then serially.
     if (bp_par_run(g->base.ctx, j.tasks, grid_fill_task, &j) != BP_OK) {
         j.tasks = 1;
         grid_fill_task(&j, 0, 0);
     }
-    g->dirty = 0;
+    g->table.dirty = 0;
 }
 
 static bp_status grid_table_reserve(bp_grid *g, size_t n) {
     bp_context *ctx = g->base.ctx;
     const size_t cells = (size_t)g->geom.lv[0].size;
     BP_RESERVE_DISCARD(ctx, g->keys, g->keys_cap, n + GRID_PAD);
-    BP_RESERVE_DISCARD(ctx, g->next, g->next_cap, n + 1);
-    if (cells > g->head_cap) {
+    BP_RESERVE_DISCARD(ctx, g->table.next, g->table.next_cap, n + 1);
+    if (cells > g->table.head_cap) {
         bp_status st = BP_OK;
-        uint32_t *h = bp_grow(ctx, g->head, &g->head_cap, cells, sizeof *h, false, &st);
+        uint32_t *h = bp_grow(ctx, g->table.head, &g->table.head_cap, cells, sizeof *h, false, &st);
         if (st != BP_OK) return st;
-        g->head = h;
-        g->head_ok = false;
+        g->table.head = h;
+        g->table.head_ok = false;
     }
-    if (!g->head_ok) {
-        for (size_t c = 0; c < g->head_cap; ++c) g->head[c] = GRID_EMPTY;
-        g->head_ok = true;
+    if (!g->table.head_ok) {
+        for (size_t c = 0; c < g->table.head_cap; ++c) g->table.head[c] = GRID_EMPTY;
+        g->table.head_ok = true;
     }
     return BP_OK;
 }
@@ -228,7 +228,7 @@ static void grid_table_keys_task(void *user, uint32_t t, uint32_t worker) {
 static void grid_table_band_task(void *user, uint32_t a, uint32_t worker) {
     (void)worker;
     const grid_link_job *j = user;
-    uint32_t *BP_RESTRICT head = j->g->head, *BP_RESTRICT prev = j->prev;
+    uint32_t *BP_RESTRICT head = j->g->table.head, *BP_RESTRICT prev = j->prev;
     const uint32_t *BP_RESTRICT bkey = j->bkey, *BP_RESTRICT idx = j->idx;
     const size_t c0 = (size_t)a << j->shift;
     size_t c1 = c0 + ((size_t)1 << j->shift);
@@ -255,7 +255,7 @@ static void grid_table_next_task(void *user, uint32_t t, uint32_t worker) {
     const grid_link_job *j = user;
     size_t b, e;
     bp_par_range(j->n, j->tasks, t, &b, &e);
-    uint32_t *BP_RESTRICT next = j->g->next;
+    uint32_t *BP_RESTRICT next = j->g->table.next;
     const uint32_t *BP_RESTRICT idx = j->idx, *BP_RESTRICT prev = j->prev;
     for (size_t q = b; q < e; ++q) next[idx[q]] = prev[q];
 }
@@ -272,21 +272,21 @@ static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32
     j.n = n;
     j.tasks = tasks;
     j.cells = (size_t)g->geom.lv[0].size;
-    j.fill = g->dirty > j.cells ? g->dirty : j.cells;
+    j.fill = g->table.dirty > j.cells ? g->table.dirty : j.cells;
     // As many bands as shares (a few per worker), each a power of two of cells.
     const size_t most = tasks < GRID_LINK_MAX_BANDS ? tasks : GRID_LINK_MAX_BANDS;
     while (((j.cells - 1) >> j.shift) + 1 > most) ++j.shift;
     j.bands = (uint32_t)(((j.cells - 1) >> j.shift) + 1);
-    // idx, bkey and prev in the sorted layout's scratch: its order is gone already (g->ordered).
-    g->mpos = bp_grow(ctx, g->mpos, &g->mpos_cap, n, sizeof *g->mpos, false, st);
+    grid_table *T = &g->table;
+    T->idx = bp_grow(ctx, T->idx, &T->idx_cap, n, sizeof *T->idx, false, st);
     if (*st != BP_OK) return false;
-    j.idx = g->mpos;
-    g->mkeys = bp_grow(ctx, g->mkeys, &g->mkeys_cap, n, sizeof *g->mkeys, false, st);
+    j.idx = T->idx;
+    T->prev = bp_grow(ctx, T->prev, &T->prev_cap, n, sizeof *T->prev, false, st);
     if (*st != BP_OK) return false;
-    j.prev = g->mkeys;
-    g->okeys = bp_grow(ctx, g->okeys, &g->okeys_cap, n, sizeof *g->okeys, false, st);
+    j.prev = T->prev;
+    T->bkey = bp_grow(ctx, T->bkey, &T->bkey_cap, n, sizeof *T->bkey, false, st);
     if (*st != BP_OK) return false;
-    j.bkey = g->okeys;
+    j.bkey = T->bkey;
     const size_t words = (size_t)tasks * (j.bands + 2) + j.bands;
     j.wide = bp_par_scratch(ctx, words * sizeof(uint32_t), st);
     if (*st != BP_OK) return false;
@@ -298,13 +298,13 @@ static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32
     for (uint32_t t = 0; t < tasks; ++t) wide |= j.wide[t];
     if (wide) return false;
     *st = bp_par_run(ctx, j.bands, grid_table_band_task, &j);
-    g->dirty = j.fill;  // what a failed pass may have left, to the caller's clear
+    g->table.dirty = j.fill;  // what a failed pass may have left, to the caller's clear
     if (*st == BP_OK) *st = bp_par_run(ctx, tasks, grid_table_next_task, &j);
     if (*st != BP_OK) return false;
     size_t shared = 0;
     for (uint32_t a = 0; a < j.bands; ++a) shared += j.shared[a];
     bp_grid_note_crowding(g, shared, n);
-    g->dirty = j.cells;
+    g->table.dirty = j.cells;
     return true;
 }
 
@@ -313,7 +313,7 @@ static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32
 static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
     const grid_geom *G = &g->geom;
     const uint32_t sx = G->lv[0].stride[1];
-    uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->table.head, *BP_RESTRICT next = g->table.next;
     const float *BP_RESTRICT src = f->boxes;
     uint32_t wide = 0;
     size_t shared = 0;
@@ -335,7 +335,7 @@ static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
         shared += grid_table_push(head, next, key, (uint32_t)k);
     }
     bp_grid_note_crowding(g, shared, n);
-    g->dirty = (size_t)G->lv[0].size;
+    g->table.dirty = (size_t)G->lv[0].size;
     return wide == 0;
 }
 
@@ -355,7 +355,7 @@ static inline unsigned grid_table_hit(const float *a, const float *b) {
 // the first two boxes of every list; this walks on from the second's link).
 static bp_status grid_table_rest(const bp_grid *g, const float *boxes, uint32_t i, uint32_t link, bp_sink *sink,
                                  uint64_t *checks) {
-    const uint32_t *next = g->next;
+    const uint32_t *next = g->table.next;
     for (uint32_t u = next[link & ~GRID_MULTI]; (u & ~GRID_MULTI) != GRID_EMPTY; u = next[u & ~GRID_MULTI]) {
         const uint32_t e = u & ~GRID_MULTI;
         ++*checks;
@@ -371,11 +371,11 @@ static bp_status grid_table_rest(const bp_grid *g, const float *boxes, uint32_t 
 // cells of the next row.
 static inline void grid_table_links(const bp_grid *g, uint32_t i, uint32_t link[5]) {
     const uint32_t K = g->keys[i], sx = g->geom.lv[0].stride[1];
-    link[0] = g->next[i];
-    link[1] = g->head[K + 1];
-    link[2] = g->head[K + sx - 1];
-    link[3] = g->head[K + sx];
-    link[4] = g->head[K + sx + 1];
+    link[0] = g->table.next[i];
+    link[1] = g->table.head[K + 1];
+    link[2] = g->table.head[K + sx - 1];
+    link[3] = g->table.head[K + sx];
+    link[4] = g->table.head[K + sx + 1];
 }
 
 // Boxes per block of the pair passes: the candidate buffers (up to 10 per box) stay in L1.
@@ -386,7 +386,7 @@ static inline void grid_table_links(const bp_grid *g, uint32_t i, uint32_t link[
 // list of three or more go to slow. Returns the candidate count.
 static size_t grid_table_cands(const bp_grid *g, uint32_t i0, uint32_t i1, uint32_t *BP_RESTRICT ci,
                                uint32_t *BP_RESTRICT ce, uint32_t *BP_RESTRICT slow, size_t *ns_out) {
-    const uint32_t *BP_RESTRICT next = g->next;
+    const uint32_t *BP_RESTRICT next = g->table.next;
     const uint32_t last = (uint32_t)g->n;  // next[last] is GRID_EMPTY
     size_t nc = 0, ns = 0;
     for (uint32_t i = i0; i < i1; ++i) {
@@ -418,7 +418,7 @@ static size_t grid_table_cands(const bp_grid *g, uint32_t i0, uint32_t i1, uint3
 __attribute__((target("avx512f,popcnt"))) static size_t grid_table_cands_avx512(
     const bp_grid *g, uint32_t i0, uint32_t i1, uint32_t *BP_RESTRICT ci, uint32_t *BP_RESTRICT ce,
     uint32_t *BP_RESTRICT slow, size_t *ns_out) {
-    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->head, *BP_RESTRICT next = g->next;
+    const uint32_t *BP_RESTRICT keys = g->keys, *BP_RESTRICT head = g->table.head, *BP_RESTRICT next = g->table.next;
     const __m512i sx = _mm512_set1_epi32((int)g->geom.lv[0].stride[1]);
     const __m512i one = _mm512_set1_epi32(1), empty = _mm512_set1_epi32((int)GRID_EMPTY);
     const __m512i multi = _mm512_set1_epi32((int)GRID_MULTI);
@@ -484,7 +484,7 @@ static bp_status grid_table_pairs2(void *user, size_t blk0, size_t blk1, uint32_
     (void)worker;
     const grid_pairs_job *j = user;
     const bp_grid *g = j->g;
-    const uint32_t *BP_RESTRICT next = g->next;
+    const uint32_t *BP_RESTRICT next = g->table.next;
     const float *BP_RESTRICT nb = j->boxes;
     const uint32_t last = (uint32_t)g->n;
     uint32_t ci[10 * GRID_TABLE_BLOCK + 16], ce[10 * GRID_TABLE_BLOCK + 16], slow[GRID_TABLE_BLOCK + 16];
@@ -543,7 +543,7 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
     if (st != BP_OK) return st;
     // keys are overwritten: the sorted layout's order is gone.
     g->ordered = false;
-    g->table = false;
+    g->on_table = false;
     // Linking measured the crowding: under AUTO, a frame that turns out crowded (the first of
     // `line` or `seed`, say) goes to the sorted layout at once rather than walk long lists.
     const uint32_t tasks = bp_par_tasks(g->base.ctx, n, BP_PAR_GRAIN_MAP);
@@ -558,13 +558,13 @@ bp_status bp_grid_table_find(bp_grid *g, const bp_frame *f, bp_sink *sink, uint6
         grid_table_clear(g);
         return st;
     }
-    if (!fits || (g->crowded && bp_context_def_of(g->base.ctx)->grid.layout == BP_GRID_LAYOUT_AUTO)) {
+    if (!fits || (g->table.crowded && g->layout == BP_GRID_LAYOUT_AUTO)) {
         grid_table_clear(g);
         return BP_OK;
     }
-    g->next[n] = GRID_EMPTY;  // pass 1 reads it for an empty list's second box
+    g->table.next[n] = GRID_EMPTY;  // pass 1 reads it for an empty list's second box
     g->n = n;
-    g->table = true;
+    g->on_table = true;
     *done = true;
     const size_t blocks = (n + GRID_TABLE_BLOCK - 1) / GRID_TABLE_BLOCK;
     grid_pairs_job pj = {g, f->boxes};
@@ -583,7 +583,7 @@ bp_status bp_grid_table_visit(const bp_grid *g, bp_visitor *q) {
     for (int64_t y = lo[1]; y <= hi[1]; ++y) {
         for (int64_t x = lo[0]; x <= hi[0]; ++x) {
             const uint32_t key = (uint32_t)(y + 1) * sx + (uint32_t)(x + 1);
-            for (uint32_t u = g->head[key]; (u & ~GRID_MULTI) != GRID_EMPTY; u = g->next[u & ~GRID_MULTI]) {
+            for (uint32_t u = g->table.head[key]; (u & ~GRID_MULTI) != GRID_EMPTY; u = g->table.next[u & ~GRID_MULTI]) {
                 const uint32_t e = u & ~GRID_MULTI;
                 bp_status st = q->visit(q, e);
                 if (st != BP_OK) return st;
@@ -598,9 +598,9 @@ bp_status bp_grid_table_visit(const bp_grid *g, bp_visitor *q) {
 bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
     const grid_geom *G = &g->geom;
     const size_t n = f->n;
-    if (g->n != n || f->dim != 2 || !g->have_geom || G->dim != 2 || !g->head_ok) return BP_ERR_INVALID_ARG;
+    if (g->n != n || f->dim != 2 || !g->have_geom || G->dim != 2 || !g->table.head_ok) return BP_ERR_INVALID_ARG;
     const size_t cells = (size_t)G->lv[0].size;
-    if (g->dirty != cells || cells > g->head_cap) return BP_ERR_INVALID_ARG;
+    if (g->table.dirty != cells || cells > g->table.head_cap) return BP_ERR_INVALID_ARG;
     const uint32_t sx = G->lv[0].stride[1];
     for (size_t i = 0; i < n; ++i) {
         const float *b = bp_frame_box(f, i);
@@ -609,14 +609,14 @@ bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
         if (c1[0] - c0[0] > 1 || c1[1] - c0[1] > 1) return BP_ERR_INVALID_ARG;
         if (g->keys[i] != (uint32_t)(c0[1] + 1) * sx + (uint32_t)(c0[0] + 1)) return BP_ERR_INVALID_ARG;
     }
-    if (g->next[n] != GRID_EMPTY) return BP_ERR_INVALID_ARG;
+    if (g->table.next[n] != GRID_EMPTY) return BP_ERR_INVALID_ARG;
     size_t seen = 0;
     for (size_t c = 0; c < cells; ++c) {
-        uint32_t u = g->head[c], prev = UINT32_MAX;
-        for (; (u & ~GRID_MULTI) != GRID_EMPTY; u = g->next[u & ~GRID_MULTI]) {
+        uint32_t u = g->table.head[c], prev = UINT32_MAX;
+        for (; (u & ~GRID_MULTI) != GRID_EMPTY; u = g->table.next[u & ~GRID_MULTI]) {
             const uint32_t e = u & ~GRID_MULTI;
             if (e >= n || e >= prev || g->keys[e] != c) return BP_ERR_INVALID_ARG;
-            const bool more = (g->next[e] & ~GRID_MULTI) != GRID_EMPTY;
+            const bool more = (g->table.next[e] & ~GRID_MULTI) != GRID_EMPTY;
             if (((u & GRID_MULTI) != 0) != more) return BP_ERR_INVALID_ARG;
             prev = e;
             ++seen;
@@ -624,13 +624,27 @@ bp_status bp_grid_table_validate(const bp_grid *g, const bp_frame *f) {
         if (u != GRID_EMPTY) return BP_ERR_INVALID_ARG;
     }
     // Past the cells, the table is empty: the next call that clears only its cells relies on it.
-    for (size_t c = cells; c < g->head_cap; ++c)
-        if (g->head[c] != GRID_EMPTY) return BP_ERR_INVALID_ARG;
+    for (size_t c = cells; c < g->table.head_cap; ++c)
+        if (g->table.head[c] != GRID_EMPTY) return BP_ERR_INVALID_ARG;
     return seen == n ? BP_OK : BP_ERR_INVALID_ARG;
 }
 
 void bp_grid_table_draw(const bp_grid *g, const bp_debug_draw *draw) {
     // Each occupied cell once: where box i heads its cell's list.
     for (size_t i = 0; i < g->n; ++i)
-        if ((g->head[g->keys[i]] & ~GRID_MULTI) == i) bp_grid_draw_cell(&g->geom, 0, g->keys[i], draw);
+        if ((g->table.head[g->keys[i]] & ~GRID_MULTI) == i) bp_grid_draw_cell(&g->geom, 0, g->keys[i], draw);
+}
+
+void bp_grid_table_reset(grid_table *t) {
+    t->crowded = false;
+    t->head_ok = false;  // wiped whole before its next use
+    t->dirty = 0;
+}
+
+void bp_grid_table_release(bp_context *ctx, grid_table *t) {
+    BP_RELEASE(ctx, t->head, t->head_cap);
+    BP_RELEASE(ctx, t->next, t->next_cap);
+    BP_RELEASE(ctx, t->idx, t->idx_cap);
+    BP_RELEASE(ctx, t->prev, t->prev_cap);
+    BP_RELEASE(ctx, t->bkey, t->bkey_cap);
 }

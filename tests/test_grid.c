@@ -846,14 +846,14 @@ static int test_crowding(void) {
 // Crowded cells (src/grid_dense.c): the AVX-512 kernels must give the scalar loop's pairs in
 // the scalar loop's order, with the same check count, in buffer mode (plain and streamed), in
 // callback mode (batches flushed in the middle of runs) and with workers (tasks starting
-// mid-level), with the AVX-512 kernels and with the AVX2 ones. The library's internal switch (a
-// static build's hidden symbol) forces each path.
+// mid-level), with the AVX-512 kernels and with the AVX2 ones. The definition's grid.kernels
+// forces each path; the library's internal queries (a static build's hidden symbols) say which
+// kernels this CPU has and count the frames that sorted their cells.
 #if defined(BP_STATIC)
-extern int bp_grid_dense_mode;
-extern bool bp_grid_dense_available(void);
-extern int bp_grid_dense_lanes(void);
+extern int bp_grid_dense_lanes(int kernels);
 extern bool bp_grid_dense_soa_possible(void);
 extern _Atomic unsigned long long bp_grid_sorted_frames;
+// The values of bp_context_def.grid.kernels.
 #define DENSE_AUTO 0
 #define DENSE_OFF 1
 #define DENSE_ALWAYS 2
@@ -893,9 +893,9 @@ static int dense_run(int dim, const float *const *boxes, size_t n, int frames, f
     def.grid.layout = BP_GRID_LAYOUT_SORTED;
     def.workers = workers;
     def.parallel_min = workers > 1 ? 1 : 0;
+    def.grid.kernels = mode;
     bp_context *ctx = NULL;
     CHECK_OK(bp_context_create(&def, &ctx));
-    bp_grid_dense_mode = mode;
     memset(out, 0, sizeof *out);
     *checks = 0;
     for (int f = 0; f < frames; ++f) {
@@ -916,7 +916,6 @@ static int dense_run(int dim, const float *const *boxes, size_t n, int frames, f
         CHECK(st.method == BP_METHOD_GRID);
         *checks += st.checks;
     }
-    bp_grid_dense_mode = DENSE_AUTO;
     bp_context_destroy(ctx);
     return 0;
 }
@@ -985,7 +984,7 @@ static void dense_box(float *b, int dim, const double *c, const double *e) {
 }
 
 static int test_dense(void) {
-    if (!bp_grid_dense_available()) printf("dense: no dense kernels in this build or on this CPU; the scalar loop against itself\n");
+    if (bp_grid_dense_lanes(DENSE_AUTO) == 0) printf("dense: no dense kernels in this build or on this CPU; the scalar loop against itself\n");
     uint64_t R = bpt_seed;
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t w = 2 * (size_t)dim;
@@ -1141,11 +1140,11 @@ static int test_dense_ftz(void) {
 }
 #else
 static int test_dense(void) {
-    printf("dense: skipped (the internal switch needs the static library)\n");
+    printf("dense: skipped (the internal queries need the static library)\n");
     return 0;
 }
 static int test_dense_ftz(void) {
-    printf("dense_ftz: skipped (the internal switch needs the static library)\n");
+    printf("dense_ftz: skipped (the internal queries need the static library)\n");
     return 0;
 }
 #endif
@@ -1242,7 +1241,7 @@ static void cell_box(const float *lo, const float *hi, int level, void *user) {
 
 // n plates at `density` plates per plate-length square, in the current kernel mode: cells square
 // and at least as long as a plate (square), or long cells each at least that long.
-static int long_fit_case(const char *name, double density, bool square) {
+static int long_fit_case(const char *name, double density, bool square, int kernels) {
     const size_t n = 20000;
     float *boxes = bpt_xrealloc(NULL, n * 4 * sizeof(float));
     const double W = sqrt((double)n * 400.0 / density);
@@ -1255,8 +1254,13 @@ static int long_fit_case(const char *name, double density, bool square) {
             boxes[i * 4 + 2 + a] = (float)(c + h);
         }
     }
-    bp_context *g = make_ctx(2, BP_METHOD_GRID, 0), *ref = make_ctx(2, BP_METHOD_SWEEP, 0);
-    CHECK(g && ref);
+    bp_context_def def = bp_default_context_def();
+    def.method = BP_METHOD_GRID;
+    def.sort_pairs = true;
+    def.grid.kernels = kernels;
+    bp_context *g = NULL, *ref = make_ctx(2, BP_METHOD_SWEEP, 0);
+    CHECK_OK(bp_context_create(&def, &g));
+    CHECK(ref);
     size_t pairs = 0;
     for (int frame = 0; frame < 3; ++frame) CHECK(compare_frame(g, ref, 2, boxes, n, &pairs) == 0);
     CHECK(pairs > n / 4);
@@ -1275,21 +1279,18 @@ static int long_fit_case(const char *name, double density, bool square) {
 }
 
 static int test_long_fit(void) {
-    CHECK(long_fit_case("sparse", 6.0, true) == 0);
-    CHECK(long_fit_case("dense", 60.0, false) == 0);
+    CHECK(long_fit_case("sparse", 6.0, true, 0) == 0);
+    CHECK(long_fit_case("dense", 60.0, false, 0) == 0);
 #if defined(BP_STATIC)
     // In between (about 125 candidates a plate in square cells, like `sticks` 2D), the kernels
     // decide: the AVX-512 ones test 16 candidates a step and take the square cells; AVX2 and the
     // scalar loops keep the long ones.
     const int modes[3] = {DENSE_AUTO, DENSE_AVX2, DENSE_OFF};
     for (int m = 0; m < 3; ++m) {
-        bp_grid_dense_mode = modes[m];
-        const int lanes = bp_grid_dense_lanes();
+        const int lanes = bp_grid_dense_lanes(modes[m]);
         char name[32];
         snprintf(name, sizeof name, "medium, %d lanes", lanes);
-        const int r = long_fit_case(name, 24.0, lanes >= 16);
-        bp_grid_dense_mode = DENSE_AUTO;
-        CHECK(r == 0);
+        CHECK(long_fit_case(name, 24.0, lanes >= 16, modes[m]) == 0);
     }
 #endif
     return 0;
