@@ -50,7 +50,21 @@ struct bp_algorithm_class {
     void (*debug_draw)(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw);
     /// Checks internal invariants of the last call. NULL: nothing to check.
     bp_status (*validate)(const bp_algorithm *m, const bp_frame *f);
+    /// Writes the counters of its speed features into the bp_stats fields they belong to
+    /// (sweep_axis, coherent, moved, full_sorts, resorts). NULL: none (the defaults stand).
+    void (*stats)(const bp_algorithm *m, bp_stats *out);
 };
+
+/// The speed features' fields of bp_stats for the method state that ran the last call (NULL:
+/// none did): their defaults, then its class's stats slot. Called by bp_get_stats.
+static inline void bp_algorithm_stats(const bp_algorithm *m, bp_stats *out) {
+    out->sweep_axis = -1;
+    out->coherent = false;
+    out->moved = 0;
+    out->full_sorts = 0;
+    out->resorts = 0;
+    if (m && m->cls->stats) m->cls->stats(m, out);
+}
 
 /// Whether the box (min[d], max[d]) is within distance r of c, decided exactly (expansion
 /// arithmetic; src/query.c): the borderline case of bp_sphere_box_hit.

@@ -22,6 +22,7 @@
 #include "morton.h"
 #include "par.h"
 #include "radix_sort.h"
+#include "sort.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -124,7 +125,12 @@ typedef struct bp_quadtree {
     size_t wmem_cap;
     size_t *units;      // with workers: the runs where the strict walk's tasks start
     size_t units_cap;
-    uint64_t full_sorts;  // frames that needed a full radix sort (tests, tuning)
+    // The speed features' counters (bp_stats): whether the last call kept last call's order (only
+    // the boxes whose key changed sorted and merged back), how many changed, sorts of every key,
+    // and of those the ones after the kept order was given up (too many keys changed).
+    bool coherent;
+    size_t moved;
+    uint64_t full_sorts, resorts;
 } bp_quadtree;
 
 static bp_status qt_create(bp_context *ctx, bp_algorithm **out) {
@@ -342,8 +348,6 @@ static void qt_choose_mapping(bp_quadtree *q, const bp_frame *f, const bp_contex
 // and the moved ones that go before them (ties: the kept box first, as the serial merge).
 #define QT_MOVED_BIT 0x80000000u  // box indices stay below 2^30
 
-static inline size_t qt_lower_bound(const uint64_t *rk, size_t lo, size_t hi, uint64_t key);
-
 typedef struct qt_par {
     bp_quadtree *q;
     const bp_frame *f;
@@ -463,15 +467,18 @@ static bp_status qt_sort_par(bp_quadtree *q, const bp_frame *f, uint32_t tasks, 
         j.w += k;
         j.m += m;
     }
+    q->moved = j.m;
+    q->coherent = (double)j.m <= QT_MOVED_MAX * (double)n;
     if (j.m == 0) return BP_OK;  // every key as it was: the order stands
     st = bp_par_run(ctx, tasks, qt_par_place_task, &j);
     if (st != BP_OK) return st;
     const size_t w = j.w, m = j.m;
-    if ((double)m > QT_MOVED_MAX * (double)n) {
+    if (!q->coherent) {
         st = bp_par_copy(ctx, q->keys + w, q->tmp_keys, m * sizeof *q->keys);
         if (st == BP_OK) st = bp_par_copy(ctx, q->ids + w, q->tmp_ids, m * sizeof *q->ids);
         if (st == BP_OK) st = bp_par_radix64(ctx, q->keys, q->ids, q->tmp_keys, q->tmp_ids, n, bits);
         q->full_sorts++;
+        q->resorts++;
         return st;
     }
     // m <= n / 2: the second half of the scratch is the radix sort's own scratch.
@@ -482,7 +489,7 @@ static bp_status qt_sort_par(bp_quadtree *q, const bp_frame *f, uint32_t tasks, 
     for (uint32_t t = 0; t < tasks; ++t) {
         size_t a, b;
         bp_par_range(w, tasks, t, &a, &b);
-        j.jm[t] = t == 0 ? 0 : (a < w ? qt_lower_bound(q->tmp_keys, 0, m, q->keys[a]) : m);
+        j.jm[t] = t == 0 ? 0 : (a < w ? bp_lower_bound64(q->tmp_keys, 0, m, q->keys[a]) : m);
         j.at[t] = a + j.jm[t];
     }
     j.jm[tasks] = m;
@@ -571,12 +578,15 @@ static bp_status qt_sort(bp_quadtree *q, const bp_frame *f) {
             mi[m++] = i;
         }
     }
+    q->moved = m;
+    q->coherent = (double)m <= QT_MOVED_MAX * (double)n;
     if (m == 0) return BP_OK;
-    if ((double)m > QT_MOVED_MAX * (double)n) {
+    if (!q->coherent) {
         memcpy(keys + w, mk, m * sizeof *keys);
         memcpy(ids + w, mi, m * sizeof *ids);
         bp_radix_sort64(keys, ids, mk, mi, n, bits);
         q->full_sorts++;
+        q->resorts++;
         return BP_OK;
     }
     // m <= n / 2: the second half of the scratch is the radix sort's own scratch.
@@ -758,19 +768,9 @@ static inline void qt_decode(int dim, uint64_t code, uint32_t *c) {
     }
 }
 
-// First index in [lo, hi) of a sorted key array whose key is >= key.
-static inline size_t qt_lower_bound(const uint64_t *rk, size_t lo, size_t hi, uint64_t key) {
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rk[mid] < key) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 // Sort-and-sweep of one crowded cell: its own boxes (sorted positions [p0, p1)) and the
-// inherited boxes (active entries [e0, e1)), along the axis where their centres spread most;
-// pairs of two inherited boxes are skipped (they were tested higher up).
+// inherited boxes (active entries [e0, e1)), along the axis of fewest candidates (sort.h); pairs
+// of two inherited boxes are skipped (they were tested higher up).
 static bp_status qt_sweep_cell(const bp_quadtree *q, qt_walk_mem *wm, int d, size_t e0, size_t e1, size_t p0, size_t p1, bp_sink *sink,
                                uint64_t *checks) {
     bp_context *ctx = q->base.ctx;
@@ -784,24 +784,18 @@ static bp_status qt_sweep_cell(const bp_quadtree *q, qt_walk_mem *wm, int d, siz
     const float *act = wm->act_box, *sb = q->sb;
 #define QT_SW_BOX(v) ((v) < fa ? act + (e0 + (v)) * s : sb + (p0 + (v) - fa) * s)
 #define QT_SW_ID(v) ((v) < fa ? wm->act_id[e0 + (v)] : q->ids[p0 + (v) - fa])
-    double sum[3] = {0, 0, 0}, sq[3] = {0, 0, 0};
+    double sum[3] = {0, 0, 0}, sq[3] = {0, 0, 0}, size[3] = {0, 0, 0}, cost[3];
     for (size_t v = 0; v < m; ++v) {
         const float *b = QT_SW_BOX(v);
         for (int a = 0; a < d; ++a) {
             double ctr = 0.5 * ((double)b[a] - (double)b[d + a]);
             sum[a] += ctr;
             sq[a] += ctr * ctr;
+            size[a] -= (double)b[d + a] + (double)b[a];
         }
     }
-    int axis = 0;
-    double best = -1.0;
-    for (int a = 0; a < d; ++a) {
-        double mean = sum[a] / (double)m, var = sq[a] / (double)m - mean * mean;
-        if (var > best) {
-            best = var;
-            axis = a;
-        }
-    }
+    for (int a = 0; a < d; ++a) cost[a] = bp_axis_cost(size[a], bp_axis_spread((double)m, sum[a], sq[a]));
+    const int axis = bp_axis_choose(cost, d, -1);
     for (size_t v = 0; v < m; ++v) {
         wm->sw_keys[v] = bp_float_key(QT_SW_BOX(v)[axis]);
         wm->sw_vals[v] = (uint32_t)v;
@@ -862,7 +856,7 @@ static bp_status qt_walk_prime(const bp_quadtree *q, qt_walk_mem *wm, int d, siz
     for (unsigned lc = 0; lc < lvl0; ++lc) {
         const unsigned sh = (unsigned)d * (L - lc);
         const uint64_t corig = (code0 >> sh) << sh, ckey = (corig << QT_LEVEL_BITS) | lc;
-        const size_t r = qt_lower_bound(q->run_key, 0, r0, ckey);
+        const size_t r = bp_lower_bound64(q->run_key, 0, r0, ckey);
         if (r >= r0 || q->run_key[r] != ckey) continue;  // no box in that cell itself
         const size_t p0 = q->run_start[r], p1 = q->run_start[r + 1];
         const size_t a0 = depth ? wm->st_a0[depth - 1] : 0, a1 = depth ? wm->st_a1[depth - 1] : 0;
@@ -910,8 +904,8 @@ static bool qt_in_bucket(const bp_quadtree *q, size_t r) {
         const uint64_t corig = (code >> sh) << sh, ckey = (corig << QT_LEVEL_BITS) | lc;
         if (q->keys[p0 - 1] < ckey) continue;  // nothing of that cell before r
         const uint64_t cend = (corig + ((uint64_t)1 << sh)) << QT_LEVEL_BITS;
-        const size_t first = qt_lower_bound(q->keys, 0, p0, ckey);
-        const size_t last = qt_lower_bound(q->keys, p0, q->n, cend);
+        const size_t first = bp_lower_bound64(q->keys, 0, p0, ckey);
+        const size_t last = bp_lower_bound64(q->keys, p0, q->n, cend);
         if (last - first <= QT_BUCKET) return true;
     }
     return false;
@@ -974,7 +968,7 @@ static QT_INLINE bp_status qt_walk_strict_dim(const bp_quadtree *q, qt_walk_mem 
             const uint64_t cend = (corig + ((uint64_t)1 << sh)) << QT_LEVEL_BITS;
             const size_t lim = n - p0 > QT_BUCKET ? p0 + QT_BUCKET : n;
             if (lim < n && keys[lim] < cend) continue;
-            p1 = qt_lower_bound(keys, p0, lim, cend);
+            p1 = bp_lower_bound64(keys, p0, lim, cend);
             bcode = corig;
             blvl = lc;
             bucket = true;
@@ -1113,13 +1107,7 @@ static bp_status qt_walk_strict(bp_quadtree *q, bp_sink *sink, uint64_t *checks)
     q->units[units++] = 0;
     for (uint32_t t = 1; t < tasks; ++t) {
         const size_t box = (size_t)((uint64_t)q->n * t / tasks);
-        size_t lo = 0, hi = q->nruns;  // the run holding that box
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (q->run_start[mid + 1] <= box) lo = mid + 1;
-            else hi = mid;
-        }
-        size_t r = lo;
+        size_t r = bp_upper_bound32(q->run_start + 1, 0, q->nruns, (uint32_t)box);  // the run holding that box
         while (r < q->nruns && qt_in_bucket(q, r)) ++r;
         if (r > q->units[units - 1] && r < q->nruns) q->units[units++] = r;
     }
@@ -1167,11 +1155,11 @@ static bp_status qt_walk_loose(void *user, size_t r0, size_t r1, uint32_t worker
             const uint64_t ncode = qt_morton(d, nc);
             const uint64_t k0 = (ncode << QT_LEVEL_BITS) | lvl;
             const uint64_t k1 = (ncode + ((uint64_t)1 << ((unsigned)d * up))) << QT_LEVEL_BITS;
-            size_t r0 = ncode == code ? r : qt_lower_bound(rk, 0, nr, k0);
+            size_t r0 = ncode == code ? r : bp_lower_bound64(rk, 0, nr, k0);
             if (r0 >= nr || rk[r0] >= k1) continue;
             // The neighbour's own boxes: from one side only; the cell itself was done above.
             if (rk[r0] == k0 && (ncode <= code)) ++r0;
-            size_t r1 = qt_lower_bound(rk, r0, nr, k1);
+            size_t r1 = bp_lower_bound64(rk, r0, nr, k1);
             if (r0 >= r1) continue;
             st = qt_pairs_across(q, p0, p1, q->run_start[r0], q->run_start[r1], sink, &c);
             if (st != BP_OK) return st;
@@ -1184,6 +1172,8 @@ static bp_status qt_walk_loose(void *user, size_t r0, size_t r1, uint32_t worker
 static bp_status qt_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks) {
     bp_quadtree *q = (bp_quadtree *)m;
     q->valid = false;
+    q->coherent = false;
+    q->moved = f->n;
     qt_choose_mapping(q, f, bp_context_def_of(m->ctx));
     bp_status st = qt_sort(q, f);
     if (st != BP_OK) return st;
@@ -1247,7 +1237,7 @@ static bp_status qt_query(bp_algorithm *m, const bp_frame *f, const bp_query *qu
         for (int k = 0; k < kids && r0 < r1; ++k) {
             const uint64_t ccode = code + ((uint64_t)k << csh);
             const uint64_t kend = (ccode + ((uint64_t)1 << csh)) << QT_LEVEL_BITS;
-            size_t e = qt_lower_bound(q->run_key, r0, r1, kend);
+            size_t e = bp_lower_bound64(q->run_key, r0, r1, kend);
             if (e > r0) {
                 uint32_t c0[3], c1[3];
                 qt_decode(d, ccode, c0);
@@ -1328,6 +1318,14 @@ static bp_status qt_validate(const bp_algorithm *m, const bp_frame *f) {
     return bp_check_permutation(m->ctx, q->ids, n);
 }
 
+static void qt_stats(const bp_algorithm *m, bp_stats *out) {
+    const bp_quadtree *q = (const bp_quadtree *)m;
+    out->coherent = q->coherent;
+    out->moved = q->moved;
+    out->full_sorts = q->full_sorts;
+    out->resorts = q->resorts;
+}
+
 const bp_algorithm_class bp_quadtree_class = {
     .name = "quadtree",
     .frame_sums = true,
@@ -1338,4 +1336,5 @@ const bp_algorithm_class bp_quadtree_class = {
     .query = qt_query,
     .debug_draw = qt_debug_draw,
     .validate = qt_validate,
+    .stats = qt_stats,
 };
