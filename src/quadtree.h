@@ -24,8 +24,12 @@ typedef struct qt_walk_mem {
     uint64_t *st_end;   // per stack entry: end (exclusive) of the cell's finest-code range
     uint32_t *st_a0, *st_a1;  // its segment of the active arrays
     size_t st_end_cap, st_a0_cap, st_a1_cap;
-    uint32_t *sw_keys, *sw_vals, *sw_tmp_keys, *sw_tmp_vals;  // sweep of a crowded cell
+    // Sweep of a crowded cell: the sort (keys, vals and the radix sort's scratch, which then holds
+    // the rows' ids and sides) and the rows as the shared sweep reads them.
+    uint32_t *sw_keys, *sw_vals, *sw_tmp_keys, *sw_tmp_vals;
     size_t sw_keys_cap, sw_vals_cap, sw_tmp_keys_cap, sw_tmp_vals_cap;
+    float *sw_soa;
+    size_t sw_soa_cap;
     size_t act_peak, sw_peak;  // largest needs of the last frame: reserved ahead with headroom
 } qt_walk_mem;
 
