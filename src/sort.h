@@ -1,6 +1,7 @@
 // Small shared algorithms, written once: the insertion sort with a move budget that finishes a
-// nearly sorted order (temporal coherence), the lower and upper bounds of sorted key arrays, and
-// the choice of a sweep axis. Header-only and inline: each use compiles to the loop it replaced.
+// nearly sorted order (temporal coherence), the lower and upper bounds of sorted key arrays, the
+// choice of a sweep axis, and the sort and selection of a frame's sample (core.h). Header-only and
+// inline: each use compiles to the loop it replaced.
 #ifndef BP_SORT_H
 #define BP_SORT_H
 
@@ -8,7 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core.h"
+// Below the core (core.h includes it): nothing of the project's.
+#if defined(__GNUC__)
+#define BP_SORT_RESTRICT __restrict__
+#else
+#define BP_SORT_RESTRICT
+#endif
 
 /// Sorts (keys, vals)[0 .. n) by key, stably, by insertion, and gives up once it has moved more
 /// than `budget` elements (SIZE_MAX: never). Returns the moves made: at most `budget` exactly when
@@ -16,7 +22,7 @@
 /// keep their order, so that a stable sort finishes it with the same result. Its moves are the
 /// inversions of the input, so a budget of a few moves per key is what makes it cheaper than a
 /// radix sort on an order kept from the last frame.
-static inline size_t bp_insertion_sort32(uint32_t *BP_RESTRICT keys, uint32_t *BP_RESTRICT vals, size_t n,
+static inline size_t bp_insertion_sort32(uint32_t *BP_SORT_RESTRICT keys, uint32_t *BP_SORT_RESTRICT vals, size_t n,
                                          size_t budget) {
     size_t moves = 0;
     for (size_t k = 1; k < n; ++k) {
@@ -82,13 +88,6 @@ static inline double bp_axis_spread(double n, double sum, double sq) {
     return var > 0.0 ? sqrt(var) : 0.0;
 }
 
-/// bp_axis_cost of a frame's boxes on axis a (f->n > 0), from the sums the load gathers when the
-/// method's class sets frame_sums (or under AUTO): mean extent over the centres' standard deviation.
-static inline double bp_frame_axis_cost(const bp_frame *f, int a) {
-    const double n = (double)f->n;
-    return bp_axis_cost(f->size_sum[a] / n, bp_axis_spread(n, f->center_sum[a], f->center_sq[a]));
-}
-
 /// The axis of lowest cost[0 .. dim) (the first of equals), or `keep` (an axis the boxes are
 /// sorted along now; -1 for none) unless that one promises at most BP_AXIS_HYSTERESIS of its cost.
 static inline int bp_axis_choose(const double *cost, int dim, int keep) {
@@ -97,6 +96,51 @@ static inline int bp_axis_choose(const double *cost, int dim, int keep) {
         if (cost[a] < cost[best]) best = a;
     if (keep >= 0 && keep < dim && best != keep && !(cost[best] < BP_AXIS_HYSTERESIS * cost[keep])) return keep;
     return best;
+}
+
+// Insertion sort of a frame's sample (core.h, bp_sample_centres): a few values.
+static inline void bp_sort_doubles(double *v, size_t n) {
+    for (size_t k = 1; k < n; ++k) {
+        const double x = v[k];
+        size_t j = k;
+        for (; j > 0 && v[j - 1] > x; --j) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+// The k-th smallest of v[0 .. n) (k < n), v reordered so that v[k] holds it with nothing larger
+// before it and nothing smaller after. Partitions without a branch on the values (a sort of the
+// sample's 64 values mispredicted about once a value: the grid's per-frame sample sorts were a
+// third of a 1,000-box frame); values equal to the pivot are set apart in a second pass, so a
+// sample of identical extents (`uniform`) takes one round.
+static inline double bp_select_double(double *v, size_t n, size_t k) {
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const double pivot = v[mid];
+        v[mid] = v[hi - 1];
+        v[hi - 1] = pivot;
+        size_t less = lo;  // [lo, less) < pivot
+        for (size_t i = lo; i + 1 < hi; ++i) {
+            const double t = v[i];
+            v[i] = v[less];
+            v[less] = t;
+            less += t < pivot;
+        }
+        v[hi - 1] = v[less];
+        v[less] = pivot;
+        size_t same = less + 1;  // [less, same) == pivot
+        for (size_t i = less + 1; i < hi; ++i) {
+            const double t = v[i];
+            v[i] = v[same];
+            v[same] = t;
+            same += t == pivot;
+        }
+        if (k < less) hi = less;
+        else if (k < same) return pivot;
+        else lo = same;
+    }
+    return v[k];
 }
 
 #endif
