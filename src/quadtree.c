@@ -223,4 +223,3 @@ const bp_algorithm_class bp_quadtree_class = {
     .validate = qt_validate,
     .stats = qt_stats,
 };
-
