@@ -318,6 +318,19 @@ typedef struct bp_stats {
     uint64_t pairs;       ///< pairs found (delivered, for a call stopped by its callback)
     bp_method method;     ///< the method that ran (what AUTO chose)
     size_t bytes;         ///< memory the context holds now, through its allocator
+    // The speed features of the method that ran (docs/methods.md), for tests and tuning. A method
+    // without the feature leaves its default (-1, false or 0).
+    int sweep_axis;       ///< sort-and-sweep: the axis it swept along (0 x, 1 y, 2 z), the one along which the
+                          ///< boxes spread most for their size (def.sweep.axis fixes it); -1 for the other methods
+    bool coherent;        ///< sort-and-sweep, RDC, quadtree: the call started from the order the last call left and
+                          ///< kept it (an insertion sort of a few moves, or the moved boxes merged back): no full sort
+    size_t moved;         ///< quadtree: boxes whose cell changed since the last call (sorted and merged back, or
+                          ///< all sorted again past half the boxes); n when the last order was of no use (first
+                          ///< call, another count of boxes, another mapping to cells)
+    uint64_t full_sorts;  ///< sort-and-sweep, RDC, quadtree: sorts of the whole set from scratch (not from the last
+                          ///< call's order), counted over every call of the method on this context
+    uint64_t resorts;     ///< of full_sorts, those that came after the last call's order was tried and given up
+                          ///< (too many boxes moved past each other, or to other cells)
 } bp_stats;
 
 /// Statistics of the last call. BP_ERR_NULL on NULL.

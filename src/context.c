@@ -138,6 +138,7 @@ bp_status bp_get_stats(const bp_context *ctx, bp_stats *stats) {
     if (!ctx || !stats) return BP_ERR_NULL;
     *stats = ctx->stats;
     stats->bytes = ctx->core.heap.bytes;
+    bp_algorithm_stats(ctx->methods[ctx->stats.method], stats);
     return BP_OK;
 }
 

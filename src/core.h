@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broadphase.h"
+#include "sort.h"
 
 #if defined(__GNUC__)
 #define BP_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -44,6 +45,13 @@ static inline const float *bp_frame_box(const bp_frame *f, size_t k) {
     return f->boxes + k * (size_t)(2 * f->dim);
 }
 
+/// bp_axis_cost (sort.h) of a frame's boxes on axis a (f->n > 0), from the sums the load gathers
+/// when the method's class sets frame_sums (or under AUTO): mean extent over the centres' spread.
+static inline double bp_frame_axis_cost(const bp_frame *f, int a) {
+    const double n = (double)f->n;
+    return bp_axis_cost(f->size_sum[a] / n, bp_axis_spread(n, f->center_sum[a], f->center_sq[a]));
+}
+
 // A sample of the frame to judge its shape (the grid's cells, the quadtree's world): box j of
 // BP_SAMPLE spread evenly over the input, or every box of a smaller frame.
 #define BP_SAMPLE 64
@@ -51,51 +59,6 @@ static inline size_t bp_sample_size(const bp_frame *f) { return f->n < BP_SAMPLE
 static inline const float *bp_sample_box(const bp_frame *f, size_t j) {
     const size_t s = bp_sample_size(f);
     return bp_frame_box(f, s == f->n ? j : (size_t)((uint64_t)j * f->n / s));
-}
-
-// Insertion sort: for the sample's few values.
-static inline void bp_sort_doubles(double *v, size_t n) {
-    for (size_t k = 1; k < n; ++k) {
-        const double x = v[k];
-        size_t j = k;
-        for (; j > 0 && v[j - 1] > x; --j) v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
-// The k-th smallest of v[0 .. n) (k < n), v reordered so that v[k] holds it with nothing larger
-// before it and nothing smaller after. Partitions without a branch on the values (a sort of the
-// sample's 64 values mispredicted about once a value: the grid's per-frame sample sorts were a
-// third of a 1,000-box frame); values equal to the pivot are set apart in a second pass, so a
-// sample of identical extents (`uniform`) takes one round.
-static inline double bp_select_double(double *v, size_t n, size_t k) {
-    size_t lo = 0, hi = n;
-    while (hi - lo > 1) {
-        const size_t mid = lo + (hi - lo) / 2;
-        const double pivot = v[mid];
-        v[mid] = v[hi - 1];
-        v[hi - 1] = pivot;
-        size_t less = lo;  // [lo, less) < pivot
-        for (size_t i = lo; i + 1 < hi; ++i) {
-            const double t = v[i];
-            v[i] = v[less];
-            v[less] = t;
-            less += t < pivot;
-        }
-        v[hi - 1] = v[less];
-        v[less] = pivot;
-        size_t same = less + 1;  // [less, same) == pivot
-        for (size_t i = less + 1; i < hi; ++i) {
-            const double t = v[i];
-            v[i] = v[same];
-            v[same] = t;
-            same += t == pivot;
-        }
-        if (k < less) hi = less;
-        else if (k < same) return pivot;
-        else lo = same;
-    }
-    return v[k];
 }
 
 // The sample's centres on axis a, sorted (cen: BP_SAMPLE entries); returns how many.

@@ -46,10 +46,24 @@ struct bp_algorithm_class {
     /// `m` (its state, which ran the last call) from what it saw; with m NULL from a sample of
     /// f. NULL: never asked (AUTO asks only the grid).
     bool (*advise_against)(const bp_algorithm *m, const bp_frame *f, const bp_context_def *def);
+    /// Writes the counters of its speed features into the bp_stats fields they belong to
+    /// (sweep_axis, coherent, moved, full_sorts, resorts). NULL: none (the defaults stand).
+    void (*stats)(const bp_algorithm *m, bp_stats *out);
 };
 
 /// The class of a method (NULL for AUTO and out of range): the registry, src/method.c.
 const bp_algorithm_class *bp_method_class(bp_method method);
+
+/// The speed features' fields of bp_stats for the method state that ran the last call (NULL:
+/// none did): their defaults, then its class's stats slot. Called by bp_get_stats.
+static inline void bp_algorithm_stats(const bp_algorithm *m, bp_stats *out) {
+    out->sweep_axis = -1;
+    out->coherent = false;
+    out->moved = 0;
+    out->full_sorts = 0;
+    out->resorts = 0;
+    if (m && m->cls->stats) m->cls->stats(m, out);
+}
 
 extern const bp_algorithm_class bp_brute_class;
 extern const bp_algorithm_class bp_sweep_class;

@@ -9,6 +9,7 @@
 #endif
 
 #include "radix_sort.h"
+#include "sort.h"
 
 // The context's workers' state, through its core (src/core.h): par.c never sees the context.
 static inline bp_par_state *par_of(bp_context *ctx) { return &bp_core_of(ctx)->par; }
@@ -368,24 +369,8 @@ static void par_ins_task(void *user, uint32_t t, uint32_t worker) {
     const par_ins_job *j = user;
     size_t b, e;
     bp_par_range(j->n, j->tasks, t, &b, &e);
-    uint32_t *BP_RESTRICT keys = j->keys, *BP_RESTRICT vals = j->vals;
-    uint64_t moves = 0;
-    for (size_t k = b + 1; k < e; ++k) {
-        const uint32_t key = keys[k];
-        if (keys[k - 1] <= key) continue;
-        const uint32_t val = vals[k];
-        size_t i = k;
-        do {
-            keys[i] = keys[i - 1];
-            vals[i] = vals[i - 1];
-            --i;
-        } while (i > b && keys[i - 1] > key);
-        keys[i] = key;
-        vals[i] = val;
-        moves += k - i;
-        if (moves > j->budget) break;  // the whole sort is over budget already
-    }
-    j->moves[t] = moves;
+    // Stops once the whole sort is over budget already.
+    j->moves[t] = bp_insertion_sort32(j->keys + b, j->vals + b, e - b, j->budget);
 }
 
 // Merges shares [g, g + width) with [g + width, g + 2 width) (both sorted), counting the
@@ -405,21 +390,8 @@ static void par_merge_runs_task(void *user, uint32_t m, uint32_t worker) {
     uint64_t moves = 0;
     if (a0 < a1 && a1 < b1 && keys[a1 - 1] > keys[a1]) {
         // x: first of A greater than B's head; y: first of B not less than A's tail.
-        size_t lo = a0, hi = a1;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (keys[mid] <= keys[a1]) lo = mid + 1;
-            else hi = mid;
-        }
-        const size_t x = lo;
-        lo = a1;
-        hi = b1;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (keys[mid] < keys[a1 - 1]) lo = mid + 1;
-            else hi = mid;
-        }
-        const size_t y = lo;
+        const size_t x = bp_upper_bound32(keys, a0, a1, keys[a1]);
+        const size_t y = bp_lower_bound32(keys, a1, b1, keys[a1 - 1]);
         if ((a1 - x) + (y - a1) <= 2 * j->budget + 2) {
             uint32_t *BP_RESTRICT tk = j->tk, *BP_RESTRICT tv = j->tv;
             memcpy(tk + x, keys + x, (a1 - x) * sizeof *tk);

@@ -29,7 +29,7 @@
 #include "method.h"
 #include "par.h"
 #include "radix_sort.h"
-
+#include "sort.h"
 #include "sweep_kernel.h"
 
 // Groups of at most this many boxes are brute-forced when def.rdc.threshold is 0 (tuned on the
@@ -44,10 +44,6 @@
 // then rests this many frames on that axis.
 #define RDC_INSERTION_BUDGET 6
 #define RDC_INSERTION_REST 8
-
-// A final group is swept along its sorted axis unless another axis promises at most this
-// fraction of its candidates (then it is sorted again along that one).
-#define RDC_AXIS_HYSTERESIS 0.75
 
 typedef struct rdc_node {
     float lo[3], hi[3];  // bounds of its boxes (as given, not epsilon-adjusted)
@@ -101,13 +97,17 @@ typedef struct bp_rdc {
     size_t cover_cap;
     uint32_t *qstack;      // region-query stack of node indices
     size_t qstack_cap;
-    uint64_t resorts;      // top-level sorts that fell back to the radix sort
+    // The speed features' counters (bp_stats): the last call's sorts of the whole set and how
+    // many of them finished last call's order; sorts of the whole set from scratch; of those, the
+    // ones after that order was tried and given up.
+    unsigned root_sorts, root_kept;
+    uint64_t full_sorts, resorts;
     // Largest needs seen so far (nodes, task stack): each frame reserves them with headroom
     // first, so warm frames allocate nothing.
     size_t nodes_peak, tasks_peak;
     // Workers: each final group's first item in the pair pass (nodes + 1), and per-worker
     // structure-of-arrays copies of the small groups (the large ones share `soa`).
-    size_t *item_at;
+    uint64_t *item_at;
     size_t item_at_cap;
     float *wsoa;
     size_t wsoa_cap;
@@ -163,28 +163,6 @@ static inline float rdc_clamp(float v) {
 
 // ---------------------------------------------------------------------------------------------
 // Sorting a group
-
-// Insertion sort of (keys, vals). With a budget (nonzero), gives up once it has moved more
-// elements than that, leaving a permutation of the input; returns whether it finished.
-static bool rdc_insertion_sort(uint32_t *BP_RESTRICT keys, uint32_t *BP_RESTRICT vals, size_t n, size_t budget) {
-    size_t moves = 0;
-    for (size_t k = 1; k < n; ++k) {
-        uint32_t key = keys[k];
-        if (keys[k - 1] <= key) continue;
-        uint32_t val = vals[k];
-        size_t j = k;
-        do {
-            keys[j] = keys[j - 1];
-            vals[j] = vals[j - 1];
-            --j;
-        } while (j > 0 && keys[j - 1] > key);
-        keys[j] = key;
-        vals[j] = val;
-        moves += k - j;
-        if (budget && moves > budget) return false;
-    }
-    return true;
-}
 
 // Fills keys[b .. e) with the sort keys of order[b .. e) along axis a.
 static void rdc_gather_keys(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int a) {
@@ -330,23 +308,27 @@ static bp_status rdc_sort(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int 
     uint32_t *keys = r->keys + b, *vals = r->order + b;
     bool done = false;
     if (coherent) {
+        const size_t budget = RDC_INSERTION_BUDGET * m;
         if (bp_par_tasks(ctx, m, BP_PAR_GRAIN_SORT) > 1)
-            st = bp_par_insertion32(ctx, keys, vals, r->tmp_keys, r->tmp_vals, m, RDC_INSERTION_BUDGET * m, &done);
+            st = bp_par_insertion32(ctx, keys, vals, r->tmp_keys, r->tmp_vals, m, budget, &done);
         else
-            done = rdc_insertion_sort(keys, vals, m, RDC_INSERTION_BUDGET * m);
+            done = bp_insertion_sort32(keys, vals, m, budget) <= budget;
         if (st != BP_OK) return st;
         if (!done) r->root_rest[a] = RDC_INSERTION_REST;
     }
     if (done) {
         // few boxes moved out of order since last frame
     } else if (m < RDC_RADIX_MIN) {
-        rdc_insertion_sort(keys, vals, m, 0);
+        bp_insertion_sort32(keys, vals, m, SIZE_MAX);
     } else {
         st = bp_par_radix32(ctx, keys, vals, r->tmp_keys, r->tmp_vals, m, 32);
         if (st != BP_OK) return st;
-        if (root) r->resorts++;
     }
     if (root) {
+        r->root_sorts++;
+        r->root_kept += done;
+        r->full_sorts += !done;
+        r->resorts += coherent && !done;
         st = bp_par_copy(ctx, r->root_perm[a], r->order, m * sizeof *r->order);
         r->root_valid[a] = st == BP_OK;
     }
@@ -355,13 +337,6 @@ static bp_status rdc_sort(bp_rdc *r, const bp_frame *f, size_t b, size_t e, int 
 
 // ---------------------------------------------------------------------------------------------
 // The clustering (phase 1)
-
-// Expected candidates per box when sweeping a group along axis x, up to a common factor.
-static double rdc_axis_cost(const rdc_stats *st, int x) {
-    double extent = (double)st->hi[x] - (double)st->lo[x];
-    if (!(extent > 0.0)) return INFINITY;
-    return st->size_sum[x] / extent;
-}
 
 // Adds a box to running statistics (`first`: start them over from this box).
 static inline void rdc_stats_add(rdc_stats *st, const float *box, int d, bool first) {
@@ -528,16 +503,11 @@ static bp_status rdc_cluster(bp_rdc *r, const bp_frame *f) {
                 a = a + 1 == d ? 0 : a + 1;
                 continue;
             }
-            // No axis cuts this set: a final group, swept along its best axis.
-            int best = sorted >= 0 ? sorted : a;
-            double best_cost = rdc_axis_cost(&st, best);
-            for (int x = 0; x < d; ++x) {
-                double c = rdc_axis_cost(&st, x);
-                if (c < RDC_AXIS_HYSTERESIS * best_cost || (sorted < 0 && c < best_cost)) {
-                    best = x;
-                    best_cost = c;
-                }
-            }
+            // No axis cuts this set: a final group, swept along its best axis (sort.h: the
+            // extents over the group's bounds), the one it is sorted on unless another is far better.
+            double cost[3];
+            for (int x = 0; x < d; ++x) cost[x] = bp_axis_cost(st.size_sum[x], (double)st.hi[x] - (double)st.lo[x]);
+            const int best = bp_axis_choose(cost, d, sorted);
             if (best != sorted) {
                 bp_status s = rdc_sort(r, f, b, e, best, is_root);
                 if (s != BP_OK) return s;
@@ -636,8 +606,8 @@ static bp_status rdc_sweep_group(bp_rdc *r, const bp_frame *f, const rdc_node *n
 typedef struct rdc_pairs_job {
     bp_rdc *r;
     const bp_frame *f;
-    size_t *item;    // node_count + 1: first item of each node (non-final nodes: none)
-    size_t *shared;  // node_count: offset of a large group's arrays in r->soa
+    uint64_t *item;    // node_count + 1: first item of each node (non-final nodes: none)
+    uint64_t *shared;  // node_count: offset of a large group's arrays in r->soa
     size_t wstride;  // floats of one worker's copy
     const rdc_node *nd;  // the shared group being built
     float *soa;
@@ -659,12 +629,7 @@ static bp_status rdc_pairs_part(void *user, size_t v0, size_t v1, uint32_t worke
     const rdc_pairs_job *j = user;
     const bp_rdc *r = j->r;
     const size_t nodes = r->node_count;
-    size_t lo = 0, hi = nodes;  // the first node whose items end after v0
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (j->item[mid + 1] <= v0) lo = mid + 1;
-        else hi = mid;
-    }
+    const size_t lo = bp_upper_bound64(j->item + 1, 0, nodes, v0);  // the first node whose items end after v0
     float *own = r->wsoa + (size_t)worker * j->wstride;
     for (size_t i = lo; i < nodes && j->item[i] < v1; ++i) {
         const rdc_node *nd = &r->nodes[i];
@@ -779,6 +744,7 @@ static bp_status rdc_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sin
     r->dim = d;
     r->eps = eps;
     r->src = f->boxes;
+    r->root_sorts = r->root_kept = 0;
     if (eps != 0.0f) {
         // Shrink (> 0) or grow (< 0) every interval: the closed rule on the adjusted boxes.
         const size_t stride = (size_t)(2 * d);
@@ -827,13 +793,7 @@ static bp_status rdc_visit_sorted(const bp_rdc *r, const rdc_node *nd, bp_visito
     const uint32_t klo = bp_float_key(rdc_adjust_min(ffrom, r->eps));
     const uint32_t khi = bp_float_key(rdc_adjust_min(q->hi[a], r->eps));
     const uint32_t *keys = r->keys;
-    size_t lo = nd->begin, hi = nd->end;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (keys[mid] < klo) lo = mid + 1;
-        else hi = mid;
-    }
-    for (size_t k = lo; k < nd->end && keys[k] <= khi; ++k) {
+    for (size_t k = bp_lower_bound32(keys, nd->begin, nd->end, klo); k < nd->end && keys[k] <= khi; ++k) {
         bp_status st = q->visit(q, r->order[k]);
         if (st != BP_OK) return st;
     }
@@ -965,6 +925,14 @@ static bp_status rdc_validate(const bp_algorithm *m, const bp_frame *f) {
     return BP_OK;
 }
 
+// Coherent: the call sorted the whole set at least once, each time from last call's order.
+static void rdc_counters(const bp_algorithm *m, bp_stats *out) {
+    const bp_rdc *r = (const bp_rdc *)m;
+    out->coherent = r->root_sorts > 0 && r->root_kept == r->root_sorts;
+    out->full_sorts = r->full_sorts;
+    out->resorts = r->resorts;
+}
+
 const bp_algorithm_class bp_rdc_class = {
     .name = "rdc",
     .frame_sums = true,
@@ -975,4 +943,5 @@ const bp_algorithm_class bp_rdc_class = {
     .visit = rdc_visit,
     .debug_draw = rdc_debug_draw,
     .validate = rdc_validate,
+    .stats = rdc_counters,
 };

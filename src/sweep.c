@@ -12,16 +12,12 @@
 #include "method.h"
 #include "par.h"
 #include "radix_sort.h"
+#include "sort.h"
 #include "sweep_kernel.h"
-
 
 // Insertion sort gives up past this many element moves per box; the radix sort costs about as
 // much as this many moves (three passes over keys and values plus histograms).
 #define SWEEP_INSERTION_BUDGET 6
-
-// Keep the current axis unless another promises at most this fraction of its candidates, so
-// that coherence is not thrown away over noise.
-#define SWEEP_AXIS_HYSTERESIS 0.75
 
 typedef struct bp_sweep {
     bp_algorithm base;
@@ -37,7 +33,11 @@ typedef struct bp_sweep {
     // let the 4-wide loads run past the last box.
     float *soa;
     size_t soa_cap, stride;
-    uint64_t resorts;  // frames that fell back to a full radix sort (for tests and benchmarks)
+    // The speed features' counters (bp_stats): whether the last call finished last call's order
+    // with the insertion sort; calls that sorted in full (radix); of those, the ones where that
+    // order was tried and given up.
+    bool coherent;
+    uint64_t full_sorts, resorts;
 } bp_sweep;
 
 static bp_status sweep_create(bp_context *ctx, bp_algorithm **out) {
@@ -66,56 +66,13 @@ static void sweep_reset(bp_algorithm *m) {
     s->n = 0;
 }
 
-// Expected candidates per box when sweeping axis a, up to a common factor: the mean extent on
-// that axis over the spread (standard deviation) of the centres.
-static double sweep_axis_cost(const bp_frame *f, int a) {
-    const double n = (double)f->n;
-    double mean = f->center_sum[a] / n;
-    double var = f->center_sq[a] / n - mean * mean;
-    double size = f->size_sum[a] / n;
-    if (!(var > 0.0)) return INFINITY;
-    return (size + 1e-30) / sqrt(var);
-}
-
+// The axis of fewest candidates (sort.h), from the frame's sums.
 static int sweep_choose_axis(const bp_sweep *s, const bp_frame *f, int fixed) {
     if (fixed >= 0) return fixed;
     if (f->n < 2) return s->axis >= 0 ? s->axis : 0;
-    int best = 0;
-    double best_cost = sweep_axis_cost(f, 0);
-    for (int a = 1; a < f->dim; ++a) {
-        double c = sweep_axis_cost(f, a);
-        if (c < best_cost) {
-            best = a;
-            best_cost = c;
-        }
-    }
-    if (s->axis >= 0 && s->axis < f->dim && best != s->axis) {
-        double cur = sweep_axis_cost(f, s->axis);
-        if (!(best_cost < SWEEP_AXIS_HYSTERESIS * cur)) return s->axis;
-    }
-    return best;
-}
-
-// Insertion sort of (keys, perm) with a move budget. Returns false (arrays still a permutation
-// of the input, partly sorted) once the budget is spent.
-static bool sweep_insertion_sort(uint32_t *BP_RESTRICT keys, uint32_t *BP_RESTRICT perm, size_t n, size_t budget) {
-    size_t moves = 0;
-    for (size_t k = 1; k < n; ++k) {
-        uint32_t key = keys[k];
-        if (keys[k - 1] <= key) continue;
-        uint32_t val = perm[k];
-        size_t j = k;
-        do {
-            keys[j] = keys[j - 1];
-            perm[j] = perm[j - 1];
-            --j;
-        } while (j > 0 && keys[j - 1] > key);
-        keys[j] = key;
-        perm[j] = val;
-        moves += k - j;
-        if (moves > budget) return false;
-    }
-    return true;
+    double cost[3];
+    for (int a = 0; a < f->dim; ++a) cost[a] = bp_frame_axis_cost(f, a);
+    return bp_axis_choose(cost, f->dim, s->axis);
 }
 
 // Whether last frame's order is so far from sorted that the insertion sort would lose to a
@@ -192,6 +149,7 @@ static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coher
     BP_RESERVE_DISCARD(ctx, s->tmp_keys, s->tmp_keys_cap, n + 1);
     BP_RESERVE_DISCARD(ctx, s->tmp_perm, s->tmp_perm_cap, n + 1);
     uint32_t *perm = s->perm, *keys = s->keys;
+    const bool tried = reuse;
     if (reuse && sweep_mostly_unsorted(f, perm, axis)) reuse = false;
     // The blocked sweep reads perm past the end (results discarded): keep it defined.
     for (size_t k = n; k < n + BP_SWEEP_PAD; ++k) perm[k] = 0;
@@ -204,13 +162,15 @@ static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coher
         if (bp_par_tasks(ctx, n, BP_PAR_GRAIN_SORT) > 1)
             st = bp_par_insertion32(ctx, keys, perm, s->tmp_keys, s->tmp_perm, n, budget, &sorted);
         else
-            sorted = sweep_insertion_sort(keys, perm, n, budget);
+            sorted = bp_insertion_sort32(keys, perm, n, budget) <= budget;
     }
     if (st == BP_OK && !sorted) {
         st = bp_par_radix32(ctx, keys, perm, s->tmp_keys, s->tmp_perm, n, 32);
-        s->resorts++;
+        s->full_sorts++;
+        s->resorts += tried;
     }
     if (st != BP_OK) return st;
+    s->coherent = sorted;
     s->n = n;
     s->axis = axis;
     s->ordered = true;
@@ -242,6 +202,7 @@ static bp_status sweep_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *s
     bp_sweep *s = (bp_sweep *)m;
     const bp_context_def *def = bp_context_def_of(m->ctx);
     int axis = sweep_choose_axis(s, f, def->sweep.axis);
+    s->coherent = false;
     bp_status st = sweep_sort(s, f, axis, def->sweep.coherence);
     if (st == BP_OK) st = sweep_gather(s, f);
     if (st != BP_OK) {
@@ -251,19 +212,9 @@ static bp_status sweep_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *s
     return bp_par_pairs(m->ctx, sink, s->n, BP_PAR_GRAIN_PAIRS, sweep_rows, s, checks);
 }
 
-// First sorted position whose min on the sweep axis is >= x (binary search).
-static size_t sweep_lower_bound(const float *min0, size_t n, float x) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (min0[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 // A query's traversal from the sorted order: a box can touch the window only if its min on the
-// sweep axis lies in [lo - largest extent, hi], a contiguous run found by binary search.
+// sweep axis lies in [lo - largest extent, hi], a contiguous run found by binary search on the
+// sort keys (order-preserving: the loaded boxes have no -0.0, and + 0.0f takes it off the bound).
 static bp_status sweep_visit(bp_algorithm *m, const bp_frame *f, bp_visitor *v) {
     const bp_sweep *s = (const bp_sweep *)m;
     const int a = s->axis;
@@ -271,7 +222,7 @@ static bp_status sweep_visit(bp_algorithm *m, const bp_frame *f, bp_visitor *v) 
     double from = (double)v->lo[a] - (double)f->size_max[a];
     float ffrom = (float)from;
     if ((double)ffrom > from) ffrom = nextafterf(ffrom, -INFINITY);
-    size_t k = sweep_lower_bound(min0, s->n, ffrom);
+    size_t k = bp_lower_bound32(s->keys, 0, s->n, bp_float_key(ffrom + 0.0f));
     for (; k < s->n && min0[k] <= v->hi[a]; ++k) {
         bp_status st = v->visit(v, s->perm[k]);
         if (st != BP_OK) return st;
@@ -312,6 +263,14 @@ static bp_status sweep_validate(const bp_algorithm *m, const bp_frame *f) {
     return bp_check_permutation(m->ctx, s->perm, s->n);
 }
 
+static void sweep_stats(const bp_algorithm *m, bp_stats *out) {
+    const bp_sweep *s = (const bp_sweep *)m;
+    out->sweep_axis = s->axis;
+    out->coherent = s->coherent;
+    out->full_sorts = s->full_sorts;
+    out->resorts = s->resorts;
+}
+
 const bp_algorithm_class bp_sweep_class = {
     .name = "sweep",
     .frame_sums = true,
@@ -322,4 +281,5 @@ const bp_algorithm_class bp_sweep_class = {
     .visit = sweep_visit,
     .debug_draw = sweep_debug_draw,
     .validate = sweep_validate,
+    .stats = sweep_stats,
 };

@@ -25,4 +25,11 @@ bp_status bp_sweep_soa(const float *soa, size_t n, size_t stride, int dim, const
 bp_status bp_sweep_soa_rows(const float *soa, size_t n, size_t stride, int dim, const uint32_t *idx, bool check_lo,
                             size_t k0, size_t k1, bp_sink *sink, uint64_t *checks);
 
+/// bp_sweep_soa_rows (check_lo false) for rows of two kinds: a pair of two rows whose side[] are
+/// both ~0u is skipped, any other pair reported as usual. side: n + BP_SWEEP_PAD entries, 0 or
+/// ~0u. For the quadtree's crowded cells, whose boxes inherited from an ancestor met each other
+/// there already. The candidates it counts in *checks include those skipped pairs.
+bp_status bp_sweep_soa_rows_sided(const float *soa, size_t n, size_t stride, int dim, const uint32_t *idx,
+                                  const uint32_t *side, size_t k0, size_t k1, bp_sink *sink, uint64_t *checks);
+
 #endif

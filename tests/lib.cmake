@@ -179,6 +179,20 @@ if(CMAKE_BUILD_TYPE STREQUAL "Debug")
   endforeach()
 endif()
 
+# The speed features' counters in bp_stats (sweep axis, coherence, full sorts, resorts, moved).
+bp_lib_test_exe(test_stats)
+foreach(bp_d 2 3)
+  foreach(bp_c axis hysteresis moved defaults)
+    bp_lib_test(stats.${bp_d}d.${bp_c} test_stats ${bp_c} ${bp_d})
+  endforeach()
+  foreach(bp_m sweep quadtree rdc)
+    if(bp_m IN_LIST BP_TEST_METHODS)
+      bp_lib_test(stats.${bp_m}.${bp_d}d.coherence test_stats coherence ${bp_m} ${bp_d})
+      bp_lib_test(stats.${bp_m}.${bp_d}d.coherence_workers test_stats coherence ${bp_m} ${bp_d} 2)
+    endif()
+  endforeach()
+endforeach()
+
 # The source tree's structure (issue #35, scripts/arch_check.py): no two modules of src/ use each
 # other, no file in src/ is over 1,000 lines, no function in src/, mpi/ or tools/ over 100.
 # Needs python3 and Universal Ctags (scripts/setup.sh --full installs it); not registered without.
