@@ -322,12 +322,12 @@ typedef struct bp_stats {
     // without the feature leaves its default (-1, false or 0).
     int sweep_axis;       ///< sort-and-sweep: the axis it swept along (0 x, 1 y, 2 z), the one along which the
                           ///< boxes spread most for their size (def.sweep.axis fixes it); -1 for the other methods
-    bool coherent;        ///< sort-and-sweep, RDC, quadtree: the call started from the order the last call left and
+    bool coherent;        ///< sort-and-sweep, RDC, quadtree, grid (sorted layout): the call started from the order the last call left and
                           ///< kept it (an insertion sort of a few moves, or the moved boxes merged back): no full sort
-    size_t moved;         ///< quadtree: boxes whose cell changed since the last call (sorted and merged back, or
-                          ///< all sorted again past half the boxes); n when the last order was of no use (first
-                          ///< call, another count of boxes, another mapping to cells)
-    uint64_t full_sorts;  ///< sort-and-sweep, RDC, quadtree: sorts of the whole set from scratch (not from the last
+    size_t moved;         ///< quadtree, grid (sorted layout): boxes whose cell changed since the last call (sorted
+                          ///< and merged back, or all sorted again past a share of the boxes); n when the last
+                          ///< order was of no use (first call, another count of boxes, other cells) or given up
+    uint64_t full_sorts;  ///< sort-and-sweep, RDC, quadtree, grid (sorted layout): sorts of the whole set from scratch (not from the last
                           ///< call's order), counted over every call of the method on this context
     uint64_t resorts;     ///< of full_sorts, those that came after the last call's order was tried and given up
                           ///< (too many boxes moved past each other, or to other cells)

@@ -35,6 +35,7 @@ static bp_status grid_visit(bp_algorithm *m, const bp_frame *f, bp_visitor *v);
 static void grid_debug_draw(const bp_algorithm *m, const bp_frame *f, const bp_debug_draw *draw);
 static bp_status grid_validate(const bp_algorithm *m, const bp_frame *f);
 static bool grid_advise_against(const bp_algorithm *m, const bp_frame *f, const bp_context_def *def);
+static void grid_stats(const bp_algorithm *m, bp_stats *out);
 
 const bp_algorithm_class bp_grid_class = {
     .name = "grid",
@@ -46,6 +47,7 @@ const bp_algorithm_class bp_grid_class = {
     .debug_draw = grid_debug_draw,
     .validate = grid_validate,
     .advise_against = grid_advise_against,
+    .stats = grid_stats,
 };
 
 // One call: the geometry, then the table layout where it can and should serve the frame, else
@@ -115,6 +117,16 @@ static bp_status grid_visit(bp_algorithm *m, const bp_frame *f, bp_visitor *v) {
     const bp_grid *g = (const bp_grid *)m;
     if (g->on_table && g->n == f->n) return bp_grid_table_visit(g, v);
     return bp_grid_sorted_visit(g, f, v);
+}
+
+// The sorted layout's coherence (the table layout sorts nothing: the defaults stand).
+static void grid_stats(const bp_algorithm *m, bp_stats *out) {
+    const bp_grid *g = (const bp_grid *)m;
+    if (g->on_table) return;
+    out->coherent = g->sorted.coherent;
+    out->moved = g->sorted.moved;
+    out->full_sorts = g->sorted.resorts;
+    out->resorts = g->sorted.given_up;
 }
 
 // AUTO's question: cells far coarser than the boxes want, and crowded (src/grid_fit.c).

@@ -134,6 +134,8 @@ typedef struct grid_sorted {
     int targets[GRID_PLAN_MAX * GRID_PLAN_MAX / 2];
     double lookups[GRID_PLAN_MAX];  // row lookups expected into each occupied level (the plan's)
     uint64_t resorts;     // frames that needed a full radix sort
+    uint64_t given_up;    // ... of them, frames that tried last frame's order first
+    bool coherent;        // this frame kept last frame's order (the moved boxes merged back)
     // 3D frames of crowded cells of boxes mostly far smaller than them (geom.small), with
     // AVX-512: each cell's boxes sorted by their min on the level's key axis kax[0], so that a
     // run along a row of the level is sorted by it too and stops at the first box that starts

@@ -433,6 +433,7 @@ uint32_t bp_grid_key(const grid_geom *G, const float *b, const int64_t c0[3], co
 bp_status bp_grid_sort_frame(bp_grid *g, const bp_frame *f, bool reset, bool coherent) {
     grid_sorted *s = &g->sorted;
     const size_t n = f->n;
+    const uint64_t full = s->resorts;
     for (size_t k = n; k < n + GRID_PAD; ++k) s->perm[k] = 0;  // read by the prefetches
     if (bp_par_tasks(g->base.ctx, n, BP_PAR_GRAIN_MAP) > 1) {
         const bp_status st = grid_par_build(g, f, reset, coherent);
@@ -445,6 +446,8 @@ bp_status bp_grid_sort_frame(bp_grid *g, const bp_frame *f, bool reset, bool coh
         else grid_keys3(g, f, 0, n, &x);
         grid_sort_gather(g, n, f->dim, &x);
     }
+    s->coherent = s->resorts == full;
+    s->given_up += coherent && !s->coherent;
     // The new order becomes next frame's starting point.
     uint32_t *t = s->perm;
     s->perm = s->perm2;
