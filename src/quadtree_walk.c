@@ -18,8 +18,8 @@
 #endif
 
 // The active arrays (and a crowded cell's sweep scratch) are reserved up front for the larger of
-// last frame's peak and min(n, this) entries (growth keeps 1.5x headroom), so that warm frames
-// do not allocate.
+// last frame's peak and min(n, this) entries (bp_grow at least doubles), so that warm frames do
+// not allocate.
 #define QT_ACTIVE_FLOOR 4096
 // Strict walk: a cell whose whole subtree holds at most this many boxes is one bucket, all
 // pairs tested directly (4-wide in 2D); measured on the scenes (docs/quadtree.md).

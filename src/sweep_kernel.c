@@ -185,15 +185,15 @@ __attribute__((target("avx2"))) static inline bp_status kernel_sweep_avx2(const 
 #define SWEEP_KERNEL_AVX512 1
 #define SWEEP_T512 __attribute__((target("avx2,avx512f,avx512vl,avx512dq,popcnt")))
 
-// Streamed buffer mode (context.c: a large output, no bipartite split) on AVX-512. The pairs that
+// Streamed buffer mode (src/sink.c: a large output, no bipartite split) on AVX-512. The pairs that
 // do not make a whole line yet wait in a register, and each line is streamed to the pair buffer
-// as soon as it fills: the pairs keep the order of the plain modes (the AVX2 loop's direct lines
-// would pass pairs waiting in the chunk, so the order would depend on the last call's pair count
-// and differ from the workers'), and the streamed stores stay spread over the loop. Measured
-// before this loop on `line` 2D at 100,000 (sweep, one worker): everything through the chunk,
-// 1.4x slower than direct lines (the chunk's copies come in bursts); lines assembled in the
-// chunk and read back, 14x slower (each read of a line part-written by stores still queued
-// behind the streamed ones waits for them all).
+// as soon as it fills: the pairs keep the order of the plain modes (direct lines past pairs
+// waiting in the chunk would make the order depend on the last call's pair count and differ from
+// the workers'), and the streamed stores stay spread over the loop. The alternatives measured on
+// `line` 2D at 100,000 (sweep, one worker): everything through the chunk, 1.4x slower than
+// direct lines (the chunk's copies come in bursts); lines assembled in the chunk and read back,
+// 14x slower (each read of a line part-written by stores still queued behind the streamed ones
+// waits for them all).
 SWEEP_T512 static inline bp_status kernel_sweep_stream512(const float *BP_RESTRICT soa, size_t n, size_t st,
                                                           const int dim, const uint32_t *BP_RESTRICT idx,
                                                           const bool check_lo, size_t k0, size_t k1, bp_sink *sink,
