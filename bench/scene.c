@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "free_all.h"
+
 static const char *const bp_scene_names[BP_SCENE_COUNT] = {
     [BP_SCENE_UNIFORM] = "uniform", [BP_SCENE_CLUSTERED] = "clustered", [BP_SCENE_MIXED] = "mixed",
     [BP_SCENE_LINE] = "line",       [BP_SCENE_SEED] = "seed",       [BP_SCENE_STICKS] = "sticks",
@@ -256,9 +258,6 @@ void bp_scene_boxes3(const bp_scene *s, bp_box3 *out) {
 
 void bp_scene_free(bp_scene *s) {
     if (!s) return;
-    free(s->p);
-    free(s->v);
-    free(s->r);
-    free(s->h);
+    BP_FREE_ALL(s->p, s->v, s->r, s->h);
     memset(s, 0, sizeof *s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "broadphase.h"
+#include "free_all.h"
 
 struct bp_wref {
     int dim;
@@ -67,18 +68,8 @@ bp_wref *bp_wref_create(int dim) {
 
 void bp_wref_destroy(bp_wref *w) {
     if (!w) return;
-    free(w->keys);
-    free(w->boxes);
-    free(w->stat);
-    free(w->cat);
-    free(w->mask);
-    free(w->table);
-    free(w->pairs);
-    free(w->next);
-    free(w->begins);
-    free(w->ends);
-    free(w->flat);
-    free(w->hits);
+    BP_FREE_ALL(w->keys, w->boxes, w->stat, w->cat, w->mask, w->table, w->pairs, w->next, w->begins, w->ends, w->flat,
+                w->hits);
     bp_context_destroy(w->ctx);
     free(w);
 }

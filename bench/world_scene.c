@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "free_all.h"
 #include "scene.h"
 
 #define BP_PI 3.14159265358979323846
@@ -148,13 +149,6 @@ bool bp_wscene_counts(const bp_wscene *s, size_t i, size_t j) {
 
 void bp_wscene_free(bp_wscene *s) {
     if (!s) return;
-    free(s->p);
-    free(s->v);
-    free(s->r);
-    free(s->age);
-    free(s->serial);
-    free(s->moved);
-    free(s->respawned);
-    free(s->dead);
+    BP_FREE_ALL(s->p, s->v, s->r, s->age, s->serial, s->moved, s->respawned, s->dead);
     memset(s, 0, sizeof *s);
 }

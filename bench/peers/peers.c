@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "free_all.h"
 #include "peer_impl.h"
 
 static const bp_peer_class *const bp_peer_table[] = {
@@ -96,13 +97,7 @@ int bp_peer_grow(bp_peer *p) {
 }
 
 static void bp_peer_free_common(bp_peer *p) {
-    free(p->cand);
-    free(p->prev_boxes);
-    free(p->derived_vel);
-    free(p->exact);
-    free(p->scratch);
-    free(p->bucket);
-    free(p);
+    BP_FREE_ALL(p->cand, p->prev_boxes, p->derived_vel, p->exact, p->scratch, p->bucket, p);
 }
 
 void *bp_peer_create(size_t k, int dim, size_t n, const float *world_lo, const float *world_hi) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "free_all.h"
 #include "peer_impl.h"
 #include "peers.h"
 
@@ -17,19 +18,8 @@ bool bp_wpeer_supports(size_t k, int dim) {
 }
 
 static void wp_free_common(bp_wpeer *w) {
-    free(w->key);
-    free(w->cat);
-    free(w->mask);
-    free(w->box);
-    free(w->prev);
-    free(w->live);
-    free(w->stat);
-    free(w->set);
-    free(w->index);
-    free(w->begins);
-    free(w->ends);
-    free(w->pairs);
-    free(w);
+    BP_FREE_ALL(w->key, w->cat, w->mask, w->box, w->prev, w->live, w->stat, w->set, w->index, w->begins, w->ends,
+                w->pairs, w);
 }
 
 void *bp_wpeer_create(size_t k, int dim, size_t slots, const float *world_lo, const float *world_hi) {
