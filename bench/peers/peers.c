@@ -108,10 +108,8 @@ void *bp_peer_create(size_t k, int dim, size_t n, const float *world_lo, const f
     p->variant = p->cls->variant;
     p->dim = dim;
     p->n = n;
-    for (int a = 0; a < dim; ++a) {
-        p->lo[a] = world_lo[a];
-        p->hi[a] = world_hi[a];
-    }
+    memcpy(p->lo, world_lo, (size_t)dim * sizeof *p->lo);
+    memcpy(p->hi, world_hi, (size_t)dim * sizeof *p->hi);
     const size_t d = (size_t)dim;
     if (p->cls->uses_velocity) {
         p->prev_boxes = malloc(n * 2 * d * sizeof(float));
