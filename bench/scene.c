@@ -165,10 +165,7 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
     if (dim != 2 && dim != 3) return -1;
     if (n == 0 || n > BP_MAX_BOXES) return -1;
     size_t d = (size_t)dim;
-    s->kind = kind;
-    s->dim = dim;
-    s->n = n;
-    s->seed = seed;
+    *s = (bp_scene){.kind = kind, .dim = dim, .n = n, .seed = seed};
     s->p = malloc(n * d * sizeof *s->p);
     s->v = malloc(n * d * sizeof *s->v);
     s->r = malloc(n * sizeof *s->r);

@@ -42,13 +42,7 @@ int bp_wscene_init(bp_wscene *s, bp_wscene_kind kind, size_t count, int dim, uin
     size_t n = count + ships;
     if (n > ((size_t)1 << 30)) return -1;
     size_t d = (size_t)dim;
-    s->kind = kind;
-    s->dim = dim;
-    s->count = count;
-    s->n = n;
-    s->ships = ships;
-    s->seed = seed;
-    s->rng = seed;
+    *s = (bp_wscene){.kind = kind, .dim = dim, .count = count, .n = n, .ships = ships, .seed = seed, .rng = seed};
     s->p = malloc(n * d * sizeof *s->p);
     s->v = malloc(n * d * sizeof *s->v);
     s->r = malloc(n * sizeof *s->r);
