@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "free_all.h"
+
 static const char *const bp_scene_names[BP_SCENE_COUNT] = {
     [BP_SCENE_UNIFORM] = "uniform", [BP_SCENE_CLUSTERED] = "clustered", [BP_SCENE_MIXED] = "mixed",
     [BP_SCENE_LINE] = "line",       [BP_SCENE_SEED] = "seed",       [BP_SCENE_STICKS] = "sticks",
@@ -163,10 +165,7 @@ int bp_scene_init_kind(bp_scene *s, bp_scene_kind kind, size_t n, int dim, uint6
     if (dim != 2 && dim != 3) return -1;
     if (n == 0 || n > BP_MAX_BOXES) return -1;
     size_t d = (size_t)dim;
-    s->kind = kind;
-    s->dim = dim;
-    s->n = n;
-    s->seed = seed;
+    *s = (bp_scene){.kind = kind, .dim = dim, .n = n, .seed = seed};
     s->p = malloc(n * d * sizeof *s->p);
     s->v = malloc(n * d * sizeof *s->v);
     s->r = malloc(n * sizeof *s->r);
@@ -256,9 +255,6 @@ void bp_scene_boxes3(const bp_scene *s, bp_box3 *out) {
 
 void bp_scene_free(bp_scene *s) {
     if (!s) return;
-    free(s->p);
-    free(s->v);
-    free(s->r);
-    free(s->h);
+    BP_FREE_ALL(s->p, s->v, s->r, s->h);
     memset(s, 0, sizeof *s);
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "free_all.h"
+
 bp_status bp_wdrive_init(bp_wdrive *d, const bp_world_def *def, size_t n) {
     memset(d, 0, sizeof *d);
     if (!def || n == 0) return BP_ERR_INVALID_ARG;
@@ -30,14 +32,7 @@ bp_status bp_wdrive_init(bp_wdrive *d, const bp_world_def *def, size_t n) {
 
 void bp_wdrive_free(bp_wdrive *d) {
     bp_world_destroy(d->world);
-    free(d->ids);
-    free(d->move_ids);
-    free(d->move_boxes);
-    free(d->remove_ids);
-    free(d->add_boxes);
-    free(d->add_defs);
-    free(d->add_ids);
-    free(d->add_slots);
+    BP_FREE_ALL(d->ids, d->move_ids, d->move_boxes, d->remove_ids, d->add_boxes, d->add_defs, d->add_ids, d->add_slots);
     memset(d, 0, sizeof *d);
 }
 

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "broadphase.h"
+#include "free_all.h"
+#include "probe.h"
 
 struct bp_wref {
     int dim;
@@ -28,7 +30,7 @@ struct bp_wref {
     bp_context *ctx;
 };
 
-#define WREF_EMPTY UINT32_MAX
+#define WREF_EMPTY BP_PROBE_EMPTY
 
 static uint64_t wref_hash(uint64_t k) {
     k ^= k >> 33;
@@ -56,29 +58,18 @@ bp_wref *bp_wref_create(int dim) {
     if (!w) return NULL;
     w->dim = dim;
     w->table_cap = 64;
-    w->table = malloc(w->table_cap * sizeof *w->table);
+    w->table = bp_probe_table(w->table_cap);
     if (!w->table) {
         free(w);
         return NULL;
     }
-    for (size_t k = 0; k < w->table_cap; ++k) w->table[k] = WREF_EMPTY;
     return w;
 }
 
 void bp_wref_destroy(bp_wref *w) {
     if (!w) return;
-    free(w->keys);
-    free(w->boxes);
-    free(w->stat);
-    free(w->cat);
-    free(w->mask);
-    free(w->table);
-    free(w->pairs);
-    free(w->next);
-    free(w->begins);
-    free(w->ends);
-    free(w->flat);
-    free(w->hits);
+    BP_FREE_ALL(w->keys, w->boxes, w->stat, w->cat, w->mask, w->table, w->pairs, w->next, w->begins, w->ends, w->flat,
+                w->hits);
     bp_context_destroy(w->ctx);
     free(w);
 }
@@ -95,9 +86,8 @@ static uint32_t wref_index(const bp_wref *w, uint64_t key) {
 }
 
 static int wref_rehash(bp_wref *w, size_t cap) {
-    uint32_t *t = malloc(cap * sizeof *t);
+    uint32_t *t = bp_probe_table(cap);
     if (!t) return -2;
-    for (size_t k = 0; k < cap; ++k) t[k] = WREF_EMPTY;
     free(w->table);
     w->table = t;
     w->table_cap = cap;
@@ -105,22 +95,13 @@ static int wref_rehash(bp_wref *w, size_t cap) {
     return 0;
 }
 
+static uint64_t wref_entry_hash(const void *w, uint32_t e) {
+    return wref_hash(((const bp_wref *)w)->keys[e]);
+}
+
 // Removes table position `at` and shifts the following cluster back over it.
 static void wref_unlink(bp_wref *w, size_t at) {
-    size_t m = w->table_cap - 1, hole = at, k = at;
-    w->table[hole] = WREF_EMPTY;
-    for (;;) {
-        k = (k + 1) & m;
-        if (w->table[k] == WREF_EMPTY) return;
-        size_t home = (size_t)wref_hash(w->keys[w->table[k]]) & m;
-        // Moves back when its home is not in (hole, k] cyclically.
-        bool between = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
-        if (!between) {
-            w->table[hole] = w->table[k];
-            w->table[k] = WREF_EMPTY;
-            hole = k;
-        }
-    }
+    bp_probe_unlink(w->table, w->table_cap - 1, at, wref_entry_hash, w);
 }
 
 int bp_wref_add(bp_wref *w, uint64_t key, const float *box, bool is_static, uint64_t category, uint64_t mask) {

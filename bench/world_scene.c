@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "free_all.h"
 #include "scene.h"
 
 #define BP_PI 3.14159265358979323846
@@ -41,13 +42,7 @@ int bp_wscene_init(bp_wscene *s, bp_wscene_kind kind, size_t count, int dim, uin
     size_t n = count + ships;
     if (n > ((size_t)1 << 30)) return -1;
     size_t d = (size_t)dim;
-    s->kind = kind;
-    s->dim = dim;
-    s->count = count;
-    s->n = n;
-    s->ships = ships;
-    s->seed = seed;
-    s->rng = seed;
+    *s = (bp_wscene){.kind = kind, .dim = dim, .count = count, .n = n, .ships = ships, .seed = seed, .rng = seed};
     s->p = malloc(n * d * sizeof *s->p);
     s->v = malloc(n * d * sizeof *s->v);
     s->r = malloc(n * sizeof *s->r);
@@ -148,13 +143,6 @@ bool bp_wscene_counts(const bp_wscene *s, size_t i, size_t j) {
 
 void bp_wscene_free(bp_wscene *s) {
     if (!s) return;
-    free(s->p);
-    free(s->v);
-    free(s->r);
-    free(s->age);
-    free(s->serial);
-    free(s->moved);
-    free(s->respawned);
-    free(s->dead);
+    BP_FREE_ALL(s->p, s->v, s->r, s->age, s->serial, s->moved, s->respawned, s->dead);
     memset(s, 0, sizeof *s);
 }

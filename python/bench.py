@@ -43,7 +43,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 HERE = Path(__file__).resolve().parent
 # Run from the source tree after a CMake build: the package beside this script, the library in
@@ -127,6 +127,12 @@ def ckdtree_circles(centres: np.ndarray, radius: float) -> np.ndarray:
     return cKDTree(centres).query_pairs(r=2.0 * radius, output_type="ndarray")
 
 
+def _tree_pairs(items: Sequence[Any], hits: Callable[[Any], Iterable[int]]) -> np.ndarray:
+    """The pairs (i, j), i < j, where j is among hits(items[i]): a tree's self-join."""
+    out = [(i, j) for i, x in enumerate(items) for j in hits(x) if i < j]
+    return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
 def strtree_pairs(boxes: np.ndarray) -> np.ndarray:
     import warnings
 
@@ -136,24 +142,14 @@ def strtree_pairs(boxes: np.ndarray) -> np.ndarray:
         warnings.simplefilter("ignore")  # 1.8's notice that STRtree changes in 2.0
         geoms = [box(*b) for b in boxes.astype(np.float64).tolist()]
         tree = STRtree(geoms)
-        out: List[Tuple[int, int]] = []
-        for i, g in enumerate(geoms):
-            for j in tree.query_items(g):
-                if i < j:
-                    out.append((i, j))
-    return np.array(out, dtype=np.int64).reshape(-1, 2)
+        return _tree_pairs(geoms, tree.query_items)
 
 
 def rtree_pairs(boxes: np.ndarray) -> np.ndarray:
     from rtree import index
     rows = boxes.astype(np.float64).tolist()
     idx = index.Index(((k, tuple(b), None) for k, b in enumerate(rows)))  # bulk load (STR)
-    out: List[Tuple[int, int]] = []
-    for i, b in enumerate(rows):
-        for j in idx.intersection(b):
-            if i < j:
-                out.append((i, j))
-    return np.array(out, dtype=np.int64).reshape(-1, 2)
+    return _tree_pairs(rows, idx.intersection)
 
 
 def keys(pairs: np.ndarray) -> np.ndarray:

@@ -242,6 +242,18 @@ static size_t world_brute(const wproxy *p, int d, wpair *out) {
 
 static bool has_pair(const wpair *v, size_t n, wpair x) { return n && bsearch(&x, v, n, sizeof *v, cmp_wpair); }
 
+// The events are the pairs of `in` absent from `out`, in the order of `in` (begins: in = now,
+// out = last; ends: the other way).
+static void check_events(const wpair *in, size_t nin, const wpair *out, size_t nout, const bp_world_pairs *ev) {
+    size_t n = 0;
+    for (size_t k = 0; k < nin; ++k) {
+        if (has_pair(out, nout, in[k])) continue;
+        CHECK(n < ev->count && bp_proxy_equal(ev->pairs[n].a, in[k].a) && bp_proxy_equal(ev->pairs[n].b, in[k].b));
+        ++n;
+    }
+    CHECK_EQ(n, ev->count);
+}
+
 static void random_box(bpt_rng *r, int d, float *b) {
     for (int a = 0; a < d; ++a) {
         b[a] = (float)bpt_uniform(r, 0.0, 60.0);
@@ -320,21 +332,8 @@ static void case_world(int argc, char **argv) {
                 if (st == BP_OK) {
                     ++updates;
                     const size_t nnow = world_brute(p, d, now);
-                    size_t nb = 0, ne = 0;
-                    for (size_t k = 0; k < nnow; ++k) {
-                        if (has_pair(last, nlast, now[k])) continue;
-                        CHECK(nb < ev.begins.count && bp_proxy_equal(ev.begins.pairs[nb].a, now[k].a) &&
-                              bp_proxy_equal(ev.begins.pairs[nb].b, now[k].b));
-                        ++nb;
-                    }
-                    CHECK_EQ(nb, ev.begins.count);
-                    for (size_t k = 0; k < nlast; ++k) {
-                        if (has_pair(now, nnow, last[k])) continue;
-                        CHECK(ne < ev.ends.count && bp_proxy_equal(ev.ends.pairs[ne].a, last[k].a) &&
-                              bp_proxy_equal(ev.ends.pairs[ne].b, last[k].b));
-                        ++ne;
-                    }
-                    CHECK_EQ(ne, ev.ends.count);
+                    check_events(now, nnow, last, nlast, &ev.begins);
+                    check_events(last, nlast, now, nnow, &ev.ends);
                     memcpy(last, now, nnow * sizeof *now);
                     nlast = nnow;
                 }

@@ -79,6 +79,15 @@ static size_t pick(const float *all, size_t n, int dim, int mode, int frame, con
     return m;
 }
 
+// Ends a case: its pairs, its context, its buffers (every box, this rank's boxes and ids) and
+// its scene.
+static void end_case(bp_mpi_context *ctx, u64pairs *got, float *all, float *mine, uint64_t *ids, bp_scene *s) {
+    free(got->v);
+    bp_mpi_destroy(ctx);
+    free(all), free(mine), free(ids);
+    bp_scene_free(s);
+}
+
 // Gathers every rank's pairs on rank 0 and compares them with brute force over `all`; every rank
 // first checks that each of its pairs has its smaller id among its own objects.
 static void expect_union(const float *all, size_t n, int dim, const bp_mpi_pair *got, size_t count,
@@ -306,10 +315,7 @@ static void case_empty(int argc, char **argv) {
         expect_union(all, n, dim, got.v, got.n, ids, m);
         bp_scene_step(&s);
     }
-    free(got.v);
-    bp_mpi_destroy(ctx);
-    free(all), free(mine), free(ids);
-    bp_scene_free(&s);
+    end_case(ctx, &got, all, mine, ids, &s);
 }
 
 // A warm context allocates nothing: objects owned by region and moving, the same pairs as brute
@@ -339,11 +345,8 @@ static void case_warm(int argc, char **argv) {
         if (frame > 6) CHECK_MSG(f.count == warm, "rank %d allocated %ld times in warm frame %d", rank_, f.count - warm, frame);
         bp_scene_step(&s);
     }
-    free(got.v);
-    bp_mpi_destroy(ctx);
-    CHECK_EQ(f.live, 0);
-    free(all), free(mine), free(ids);
-    bp_scene_free(&s);
+    end_case(ctx, &got, all, mine, ids, &s);
+    CHECK_EQ(f.live, 0);  // the buffers above are not the context's
 }
 
 static bool stop_on_last(const bp_mpi_pair *pairs, size_t count, void *user) {
@@ -443,10 +446,7 @@ static void case_errors(int argc, char **argv) {
         if (st == BP_OK) expect_union(all, n, dim, got.v, got.n, ids, m);
         bp_scene_step(&s);
     }
-    free(got.v);
-    bp_mpi_destroy(ctx);
-    free(all), free(mine), free(ids);
-    bp_scene_free(&s);
+    end_case(ctx, &got, all, mine, ids, &s);
 }
 
 // Fails allocation k = 1, 2, ... on one rank (rotating), through create, frames that grow every

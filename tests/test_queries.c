@@ -22,6 +22,12 @@ static qstate qstate_make(int argc, char **argv) {
     return s;
 }
 
+// Frees the case's state and the context it queried.
+static void qstate_free(qstate *s, bp_context *ctx) {
+    bp_context_destroy(ctx);
+    bpt_boxes_free(&s->boxes);
+}
+
 static bool scan_hit(const qstate *s, const float *box, int kind, const float *q, float radius) {
     bool hit = false;
     const int d = s->dim;
@@ -302,8 +308,7 @@ static void case_degenerate(int argc, char **argv) {
     s.boxes.n = 0;
     find(&s, ctx);
     random_queries(&s, ctx, &r, 0, 10, 10);
-    bp_context_destroy(ctx);
-    bpt_boxes_free(&s.boxes);
+    qstate_free(&s, ctx);
 }
 
 // After a bipartite call, queries see A followed by B (B's box j has index na + j).
@@ -324,10 +329,9 @@ static void case_after_between(int argc, char **argv) {
         if (nb) memcpy(bpt_box(&s.boxes, na), b.v, nb * (size_t)(2 * d) * sizeof(float));
         random_queries(&s, ctx, &r, 0.0, 50.0, 30);
     }
-    bp_context_destroy(ctx);
+    qstate_free(&s, ctx);
     bpt_boxes_free(&a);
     bpt_boxes_free(&b);
-    bpt_boxes_free(&s.boxes);
     bpt_pairs_free(&got);
 }
 

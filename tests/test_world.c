@@ -796,10 +796,8 @@ static void case_near(int argc, char **argv) {
 // (the cells' path: the entries catch up first), then a query. Found by the Python tests: the
 // catch-up placed the removed proxy's dirty bit, past the live proxies.
 static void case_lag(int argc, char **argv) {
-    const int dim = arg_dim(argc, argv);
-    const bp_world_mode mode = arg_mode(argc, argv);
     rig g;
-    rig_init(&g, dim, mode, 0.0f, 300);
+    rig_init(&g, arg_dim(argc, argv), arg_mode(argc, argv), 0.0f, 300);
     g.size_class = 1;
     g.world = 20.0;
     rig_add_batch(&g, 60, last_six_moving);  // the movers last in the dense arrays

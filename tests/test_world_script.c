@@ -119,6 +119,15 @@ static void put_box(gen *g, const float *box) {
     }
 }
 
+// An operation's word, the object's id and its kind, as `add` and `kind` both begin.
+static void put_kind(gen *g, const char *word, const live *o) {
+    put(&g->script, "%s", word);
+    sep(g);
+    put(&g->script, "%" PRIu64, o->id);
+    sep(g);
+    put(&g->script, "%s", o->stat ? "static" : "moving");
+}
+
 // A small set of category bits, so filters both pass and fail.
 static uint64_t rand_bits(gen *g) {
     static const uint64_t pool[] = {1, 2, 3, 4, 6, UINT64_MAX, 0x8000000000000000u, 0};
@@ -163,11 +172,7 @@ static void op_add(gen *g) {
     o->cat = rand_bits(g);
     o->mask = rand_bits(g);
     rand_box(g, o->box);
-    put(&g->script, "add");
-    sep(g);
-    put(&g->script, "%" PRIu64, o->id);
-    sep(g);
-    put(&g->script, "%s", o->stat ? "static" : "moving");
+    put_kind(g, "add", o);
     sep(g);
     put_bits(g, o->cat);
     sep(g);
@@ -210,12 +215,6 @@ static void op_move(gen *g, size_t k) {
     if (bp_wref_move(g->ref, o->serial, o->box) != 0) abort();
 }
 
-static int cmp_pair(const void *x, const void *y) {
-    const bp_wref_pair *a = x, *b = y;
-    if (a->a != b->a) return a->a < b->a ? -1 : 1;
-    return (a->b > b->b) - (a->b < b->b);
-}
-
 static int cmp_u64(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
@@ -228,7 +227,7 @@ static void want_events(gen *g, const bp_wref_pair *ev, size_t n, const char *wo
         uint64_t a = g->serial_id[ev[k].a], b = g->serial_id[ev[k].b];
         p[k] = a < b ? (bp_wref_pair){a, b} : (bp_wref_pair){b, a};
     }
-    qsort(p, n, sizeof *p, cmp_pair);
+    bp_wref_sort(p, n);
     for (size_t k = 0; k < n; ++k) put(&g->want, "%s %" PRIu64 " %" PRIu64 "\n", word, p[k].a, p[k].b);
     free(p);
 }
@@ -328,11 +327,7 @@ static void generate(gen *g, int dim, size_t ops) {
         } else if (r < 67) {
             live *o = &g->obj[rnd(g, g->nobj)];
             o->stat = !o->stat;
-            put(&g->script, "kind");
-            sep(g);
-            put(&g->script, "%" PRIu64, o->id);
-            sep(g);
-            put(&g->script, "%s", o->stat ? "static" : "moving");
+            put_kind(g, "kind", o);
             eol(g);
             bp_wref_set_kind(g->ref, o->serial, o->stat);
         } else if (r < 72) {

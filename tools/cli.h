@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "broadphase.h"
+#include "decimal.h"
 
 /// Exit statuses (issue #2): 0 success, 1 library error or a failed --check, 2 bad input or usage.
 enum { BP_EXIT_OK = 0, BP_EXIT_FAIL = 1, BP_EXIT_USAGE = 2 };
@@ -29,14 +30,7 @@ bool bp_out_close(bp_out *o);
 /// Appends v in decimal followed by `end` (e.g. ' ' or '\n').
 static inline void bp_out_u32(bp_out *o, uint32_t v, char end) {
     if (o->cap - o->len < 16) bp_out_flush(o);
-    char tmp[10];
-    int k = 0;
-    do {
-        tmp[k++] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    char *p = o->buf + o->len;
-    while (k) *p++ = tmp[--k];
+    char *p = bp_decimal(o->buf + o->len, v);
     *p++ = end;
     o->len = (size_t)(p - o->buf);
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
+
 // ---------------------------------------------------------------------------------------------
 // Live ids: the script's id -> the number of the proxy it names now (open addressing, linear
 // probing, deletion by backward shift).
@@ -236,30 +238,20 @@ static int ws_kind(const ws_parser *p, ws_tok t, bp_proxy_kind *kind) {
 
 // The layout of each operation, for messages; %s is the box or point for the dimension.
 static const char *ws_layout(bp_script_opcode op, int dim) {
-    static const char *const l2[] = {
-        [BP_SCRIPT_ADD] = "add ID static|moving CATEGORY MASK MINX MINY MAXX MAXY",
-        [BP_SCRIPT_MOVE] = "move ID MINX MINY MAXX MAXY",
-        [BP_SCRIPT_REMOVE] = "remove ID",
-        [BP_SCRIPT_FILTER] = "filter ID CATEGORY MASK",
-        [BP_SCRIPT_KIND] = "kind ID static|moving",
-        [BP_SCRIPT_UPDATE] = "update",
-        [BP_SCRIPT_QUERY_BOX] = "query box MINX MINY MAXX MAXY MASK",
-        [BP_SCRIPT_QUERY_SPHERE] = "query sphere X Y R MASK",
-        [BP_SCRIPT_QUERY_POINT] = "query point X Y MASK",
+    static const char *const layout[][2] = {
+        [BP_SCRIPT_ADD] = {"add ID static|moving CATEGORY MASK MINX MINY MAXX MAXY",
+                           "add ID static|moving CATEGORY MASK MINX MINY MINZ MAXX MAXY MAXZ"},
+        [BP_SCRIPT_MOVE] = {"move ID MINX MINY MAXX MAXY", "move ID MINX MINY MINZ MAXX MAXY MAXZ"},
+        [BP_SCRIPT_REMOVE] = {"remove ID", "remove ID"},
+        [BP_SCRIPT_FILTER] = {"filter ID CATEGORY MASK", "filter ID CATEGORY MASK"},
+        [BP_SCRIPT_KIND] = {"kind ID static|moving", "kind ID static|moving"},
+        [BP_SCRIPT_UPDATE] = {"update", "update"},
+        [BP_SCRIPT_QUERY_BOX] = {"query box MINX MINY MAXX MAXY MASK", "query box MINX MINY MINZ MAXX MAXY MAXZ MASK"},
+        [BP_SCRIPT_QUERY_SPHERE] = {"query sphere X Y R MASK", "query sphere X Y Z R MASK"},
+        [BP_SCRIPT_QUERY_POINT] = {"query point X Y MASK", "query point X Y Z MASK"},
     };
-    static const char *const l3[] = {
-        [BP_SCRIPT_ADD] = "add ID static|moving CATEGORY MASK MINX MINY MINZ MAXX MAXY MAXZ",
-        [BP_SCRIPT_MOVE] = "move ID MINX MINY MINZ MAXX MAXY MAXZ",
-        [BP_SCRIPT_REMOVE] = "remove ID",
-        [BP_SCRIPT_FILTER] = "filter ID CATEGORY MASK",
-        [BP_SCRIPT_KIND] = "kind ID static|moving",
-        [BP_SCRIPT_UPDATE] = "update",
-        [BP_SCRIPT_QUERY_BOX] = "query box MINX MINY MINZ MAXX MAXY MAXZ MASK",
-        [BP_SCRIPT_QUERY_SPHERE] = "query sphere X Y Z R MASK",
-        [BP_SCRIPT_QUERY_POINT] = "query point X Y Z MASK",
-    };
-    if ((unsigned)op >= sizeof l2 / sizeof l2[0]) return "?";
-    return dim == 2 ? l2[op] : l3[op];
+    if ((unsigned)op >= sizeof layout / sizeof layout[0]) return "?";
+    return layout[op][dim != 2];
 }
 
 // Fields of each operation, its name (and the query's shape) included.
@@ -431,16 +423,8 @@ static void ws_text(ws_out *o, const char *s) {
 
 static void ws_u64(ws_out *o, uint64_t v, char before) {
     if (sizeof o->buf - o->len < 24) ws_flush(o);
-    char tmp[20];
-    int k = 0;
-    do {
-        tmp[k++] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    char *p = o->buf + o->len;
-    *p++ = before;
-    while (k) *p++ = tmp[--k];
-    o->len = (size_t)(p - o->buf);
+    o->buf[o->len] = before;
+    o->len = (size_t)(bp_decimal(o->buf + o->len + 1, v) - o->buf);
 }
 
 typedef struct ws_pair {

@@ -136,17 +136,23 @@ struct b2_peer {
     }
 };
 
-int b2_peer_create(bp_peer *p) {
+// The state for `slots` proxies, used by a peer (owner) or a persistent world (world); sets *impl.
+int b2_create(size_t slots, bp_peer *owner, bp_wpeer *world, void **impl) {
     try {
         b2_peer *s = new b2_peer();
-        s->proxy.assign(p->n, -1);
-        s->edge_head.assign(p->n, -1);
-        s->owner = p;
-        p->impl = s;
+        s->proxy.assign(slots, -1);
+        s->edge_head.assign(slots, -1);
+        s->owner = owner;
+        s->world = world;
+        *impl = s;
     } catch (const std::bad_alloc &) {
         return -1;
     }
     return 0;
+}
+
+int b2_peer_create(bp_peer *p) {
+    return b2_create(p->n, p, nullptr, &p->impl);
 }
 
 int b2_peer_step(bp_peer *p, const float *boxes, const float *vel) {
@@ -209,16 +215,7 @@ b2AABB b2_world_aabb(const bp_wpeer *w, uint32_t slot) {
 }
 
 int b2_world_create(bp_wpeer *w) {
-    try {
-        b2_peer *s = new b2_peer();
-        s->proxy.assign(w->slots, -1);
-        s->edge_head.assign(w->slots, -1);
-        s->world = w;
-        w->impl = s;
-    } catch (const std::bad_alloc &) {
-        return -1;
-    }
-    return 0;
+    return b2_create(w->slots, nullptr, w, &w->impl);
 }
 
 int b2_world_add(bp_wpeer *w, uint32_t slot) {

@@ -36,6 +36,29 @@ struct bt_peer {
     bool created = false;
     bool dbvt = false;
 
+    // Makes the configuration, the dispatcher and the broad phase (the variant's) for `slots`
+    // proxies in the world bounds lo, hi (2D: z in [-2, 2]). Throws std::bad_alloc.
+    void open(size_t slots, int variant, int dim, const float *wlo, const float *whi) {
+        proxy.assign(slots, nullptr);
+        config = new btDefaultCollisionConfiguration();
+        dispatcher = new btCollisionDispatcher(config);
+        dbvt = variant == BT_PEER_DBVT;
+        if (dbvt) {
+            bp = new btDbvtBroadphase();
+            return;
+        }
+        btVector3 lo, hi;
+        if (dim == 2) {
+            lo.setValue(wlo[0], wlo[1], -2.0f);
+            hi.setValue(whi[0], whi[1], 2.0f);
+        } else {
+            lo.setValue(wlo[0], wlo[1], wlo[2]);
+            hi.setValue(whi[0], whi[1], whi[2]);
+        }
+        // One handle is reserved by the sweep; keep the table just large enough.
+        bp = new bt32BitAxisSweep3(lo, hi, (unsigned)slots + 2, nullptr, true);
+    }
+
     ~bt_peer() {
         // btDbvtBroadphase allocates each proxy: destroy them, but empty the pair cache first
         // (last pair first, O(1) each), since destroyProxy scans the whole cache. The sweep's
@@ -55,38 +78,27 @@ struct bt_peer {
     }
 };
 
-void bt_peer_box(const bp_peer *p, const float *b, btVector3 &lo, btVector3 &hi) {
-    if (p->dim == 2) {
+// A box as Bullet's lo/hi corners: the minimum at b, the maximum at b + hi_at; 2D boxes get the
+// z range [-1, 1].
+void bt_box(const float *b, int dim, size_t hi_at, btVector3 &lo, btVector3 &hi) {
+    if (dim == 2) {
         lo.setValue(b[0], b[1], -1.0f);
-        hi.setValue(b[2], b[3], 1.0f);
+        hi.setValue(b[hi_at], b[hi_at + 1], 1.0f);
     } else {
         lo.setValue(b[0], b[1], b[2]);
-        hi.setValue(b[3], b[4], b[5]);
+        hi.setValue(b[hi_at], b[hi_at + 1], b[hi_at + 2]);
     }
+}
+
+void bt_peer_box(const bp_peer *p, const float *b, btVector3 &lo, btVector3 &hi) {
+    bt_box(b, p->dim, (size_t)p->dim, lo, hi);
 }
 
 int bt_peer_create(bp_peer *p) {
     bt_peer *s = nullptr;
     try {
         s = new bt_peer();
-        s->proxy.assign(p->n, nullptr);
-        s->config = new btDefaultCollisionConfiguration();
-        s->dispatcher = new btCollisionDispatcher(s->config);
-        s->dbvt = p->variant == BT_PEER_DBVT;
-        if (s->dbvt) {
-            s->bp = new btDbvtBroadphase();
-        } else {
-            btVector3 lo, hi;
-            if (p->dim == 2) {
-                lo.setValue(p->lo[0], p->lo[1], -2.0f);
-                hi.setValue(p->hi[0], p->hi[1], 2.0f);
-            } else {
-                lo.setValue(p->lo[0], p->lo[1], p->lo[2]);
-                hi.setValue(p->hi[0], p->hi[1], p->hi[2]);
-            }
-            // One handle is reserved by the sweep; keep the table just large enough.
-            s->bp = new bt32BitAxisSweep3(lo, hi, (unsigned)p->n + 2, nullptr, true);
-        }
+        s->open(p->n, p->variant, p->dim, p->lo, p->hi);
     } catch (const std::bad_alloc &) {
         delete s;
         return -1;
@@ -167,37 +179,14 @@ struct bt_world {
 };
 
 void bt_world_box(const bp_wpeer *w, uint32_t slot, btVector3 &lo, btVector3 &hi) {
-    const float *b = w->box + 6 * (size_t)slot;
-    if (w->dim == 2) {
-        lo.setValue(b[0], b[1], -1.0f);
-        hi.setValue(b[3], b[4], 1.0f);
-    } else {
-        lo.setValue(b[0], b[1], b[2]);
-        hi.setValue(b[3], b[4], b[5]);
-    }
+    bt_box(w->box + 6 * (size_t)slot, w->dim, 3, lo, hi);
 }
 
 int bt_world_create(bp_wpeer *w) {
     bt_world *s = nullptr;
     try {
         s = new bt_world();
-        s->base.proxy.assign(w->slots, nullptr);
-        s->base.config = new btDefaultCollisionConfiguration();
-        s->base.dispatcher = new btCollisionDispatcher(s->base.config);
-        s->base.dbvt = w->variant == BT_PEER_DBVT;
-        if (s->base.dbvt) {
-            s->base.bp = new btDbvtBroadphase();
-        } else {
-            btVector3 lo, hi;
-            if (w->dim == 2) {
-                lo.setValue(w->lo[0], w->lo[1], -2.0f);
-                hi.setValue(w->hi[0], w->hi[1], 2.0f);
-            } else {
-                lo.setValue(w->lo[0], w->lo[1], w->lo[2]);
-                hi.setValue(w->hi[0], w->hi[1], w->hi[2]);
-            }
-            s->base.bp = new bt32BitAxisSweep3(lo, hi, (unsigned)w->slots + 2, nullptr, true);
-        }
+        s->base.open(w->slots, w->variant, w->dim, w->lo, w->hi);
         s->filter.w = w;
         s->base.bp->getOverlappingPairCache()->setOverlapFilterCallback(&s->filter);
     } catch (const std::bad_alloc &) {

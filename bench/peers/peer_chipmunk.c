@@ -140,12 +140,17 @@ static int cp_peer_step(bp_peer *p, const float *boxes, const float *vel) {
     return c->oom ? -1 : 0;
 }
 
+// Frees an adapter's state c: its indexes a and b (either may be NULL), its objects, itself.
+static void cp_free(void *c, void *objs, cpSpatialIndex *a, cpSpatialIndex *b) {
+    if (a) cpSpatialIndexFree(a);
+    if (b) cpSpatialIndexFree(b);
+    free(objs);
+    free(c);
+}
+
 static void cp_peer_destroy(bp_peer *p) {
     cp_peer *c = p->impl;
-    if (!c) return;
-    if (c->index) cpSpatialIndexFree(c->index);
-    free(c->objs);
-    free(c);
+    if (c) cp_free(c, c->objs, c->index, NULL);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,11 +265,7 @@ static int cp_world_update(bp_wpeer *w) {
 
 static void cp_world_destroy(bp_wpeer *w) {
     cp_world *c = w->impl;
-    if (!c) return;
-    if (c->dyn) cpSpatialIndexFree(c->dyn);
-    cpSpatialIndexFree(c->stat);
-    free(c->objs);
-    free(c);
+    if (c) cp_free(c, c->objs, c->dyn, c->stat);
 }
 
 static const bp_wpeer_class cp_world_class = {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "free_all.h"
 #include "peer_impl.h"
 
 static const bp_peer_class *const bp_peer_table[] = {
@@ -96,13 +97,7 @@ int bp_peer_grow(bp_peer *p) {
 }
 
 static void bp_peer_free_common(bp_peer *p) {
-    free(p->cand);
-    free(p->prev_boxes);
-    free(p->derived_vel);
-    free(p->exact);
-    free(p->scratch);
-    free(p->bucket);
-    free(p);
+    BP_FREE_ALL(p->cand, p->prev_boxes, p->derived_vel, p->exact, p->scratch, p->bucket, p);
 }
 
 void *bp_peer_create(size_t k, int dim, size_t n, const float *world_lo, const float *world_hi) {
@@ -113,10 +108,8 @@ void *bp_peer_create(size_t k, int dim, size_t n, const float *world_lo, const f
     p->variant = p->cls->variant;
     p->dim = dim;
     p->n = n;
-    for (int a = 0; a < dim; ++a) {
-        p->lo[a] = world_lo[a];
-        p->hi[a] = world_hi[a];
-    }
+    memcpy(p->lo, world_lo, (size_t)dim * sizeof *p->lo);
+    memcpy(p->hi, world_hi, (size_t)dim * sizeof *p->hi);
     const size_t d = (size_t)dim;
     if (p->cls->uses_velocity) {
         p->prev_boxes = malloc(n * 2 * d * sizeof(float));

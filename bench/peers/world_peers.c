@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "free_all.h"
 #include "peer_impl.h"
 #include "peers.h"
+#include "probe.h"
 
-#define WP_EMPTY UINT32_MAX
+#define WP_EMPTY BP_PROBE_EMPTY
 
 bool bp_wpeer_supports(size_t k, int dim) {
     const bp_peer_class *c = bp_peer_class_at(k);
@@ -17,19 +19,8 @@ bool bp_wpeer_supports(size_t k, int dim) {
 }
 
 static void wp_free_common(bp_wpeer *w) {
-    free(w->key);
-    free(w->cat);
-    free(w->mask);
-    free(w->box);
-    free(w->prev);
-    free(w->live);
-    free(w->stat);
-    free(w->set);
-    free(w->index);
-    free(w->begins);
-    free(w->ends);
-    free(w->pairs);
-    free(w);
+    BP_FREE_ALL(w->key, w->cat, w->mask, w->box, w->prev, w->live, w->stat, w->set, w->index, w->begins, w->ends,
+                w->pairs, w);
 }
 
 void *bp_wpeer_create(size_t k, int dim, size_t slots, const float *world_lo, const float *world_hi) {
@@ -40,10 +31,8 @@ void *bp_wpeer_create(size_t k, int dim, size_t slots, const float *world_lo, co
     w->variant = w->cls->variant;
     w->dim = dim;
     w->slots = slots;
-    for (int a = 0; a < dim; ++a) {
-        w->lo[a] = world_lo[a];
-        w->hi[a] = world_hi[a];
-    }
+    memcpy(w->lo, world_lo, (size_t)dim * sizeof *w->lo);
+    memcpy(w->hi, world_hi, (size_t)dim * sizeof *w->hi);
     w->key = calloc(slots, sizeof *w->key);
     w->cat = calloc(slots, sizeof *w->cat);
     w->mask = calloc(slots, sizeof *w->mask);
@@ -52,12 +41,11 @@ void *bp_wpeer_create(size_t k, int dim, size_t slots, const float *world_lo, co
     w->live = calloc(slots, sizeof *w->live);
     w->stat = calloc(slots, sizeof *w->stat);
     w->index_cap = 1024;
-    w->index = malloc(w->index_cap * sizeof *w->index);
+    w->index = bp_probe_table(w->index_cap);
     if (!w->key || !w->cat || !w->mask || !w->box || !w->prev || !w->live || !w->stat || !w->index) {
         wp_free_common(w);
         return NULL;
     }
-    for (size_t i = 0; i < w->index_cap; ++i) w->index[i] = WP_EMPTY;
     if (w->cls->world->create(w) != 0) {
         wp_free_common(w);
         return NULL;
@@ -101,9 +89,8 @@ static size_t wp_find(const bp_wpeer *w, uint64_t a, uint64_t b) {
 
 static int wp_grow_index(bp_wpeer *w) {
     size_t cap = w->index_cap * 2;
-    uint32_t *idx = malloc(cap * sizeof *idx);
+    uint32_t *idx = bp_probe_table(cap);
     if (!idx) return -1;
-    for (size_t i = 0; i < cap; ++i) idx[i] = WP_EMPTY;
     free(w->index);
     w->index = idx;
     w->index_cap = cap;
@@ -111,22 +98,14 @@ static int wp_grow_index(bp_wpeer *w) {
     return 0;
 }
 
+static uint64_t wp_entry_hash(const void *w, uint32_t e) {
+    const bp_wpeer_entry *x = &((const bp_wpeer *)w)->set[e];
+    return wp_hash(x->a, x->b);
+}
+
 // Removes index position `at` and shifts its cluster back (backward-shift deletion).
 static void wp_unlink(bp_wpeer *w, size_t at) {
-    size_t m = w->index_cap - 1, hole = at, k = at;
-    w->index[hole] = WP_EMPTY;
-    for (;;) {
-        k = (k + 1) & m;
-        if (w->index[k] == WP_EMPTY) return;
-        const bp_wpeer_entry *e = &w->set[w->index[k]];
-        size_t home = (size_t)wp_hash(e->a, e->b) & m;
-        bool between = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
-        if (!between) {
-            w->index[hole] = w->index[k];
-            w->index[k] = WP_EMPTY;
-            hole = k;
-        }
-    }
+    bp_probe_unlink(w->index, w->index_cap - 1, at, wp_entry_hash, w);
 }
 
 // Erases entry e (its index position at): the last entry takes its place.

@@ -14,6 +14,7 @@ from ._arrays import IndexArray, PairArray
 from ._circles import circle_boxes, exact_circle_filter
 from ._errors import OK, check, make_error, raise_status
 from ._ffi import STATUS, ffi, lib
+from ._handle import _Handle
 
 METHODS: Tuple[str, ...] = ("auto", "brute", "sweep", "grid", "quadtree", "rdc")
 _GRID_LAYOUTS = {"auto": "BP_GRID_LAYOUT_AUTO", "sorted": "BP_GRID_LAYOUT_SORTED", "table": "BP_GRID_LAYOUT_TABLE"}
@@ -91,7 +92,7 @@ def _context_def(
     return d
 
 
-class Context:
+class Context(_Handle):
     """A broad-phase context kept across calls, for frame-after-frame use.
 
     Keeping one context per simulation lets the methods reuse last frame's order (temporal
@@ -118,6 +119,8 @@ class Context:
         ...     print(p.tolist(), ctx.query_point([8.5, 5.5]).tolist(), ctx.stats.pairs)
         [[0, 1]] [2] 1
     """
+
+    _noun = "context"
 
     def __init__(
         self,
@@ -152,33 +155,14 @@ class Context:
 
     def close(self) -> None:
         """Frees the C context now (also done when the object is collected). Idempotent."""
-        lock = getattr(self, "_lock", None)
-        if lock is None:
-            return
-        with lock:
-            if self._ptr is not None:
-                ffi.release(self._ptr)
-                self._ptr = None
-                self._scratch.clear()
+        self._release()
 
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
-    def __enter__(self) -> "Context":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _released(self) -> None:
+        self._scratch.clear()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<broadphase.Context dim={self.dim} method={self.method!r} sorted={self.sorted} {state}>"
-
-    def _live(self) -> Any:
-        if self._ptr is None:
-            raise ValueError("the context is closed")
-        return self._ptr
 
     # -- pairs --------------------------------------------------------------------------------
 

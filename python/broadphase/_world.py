@@ -14,6 +14,7 @@ from . import _arrays
 from ._context import method_value
 from ._errors import OK, check, make_error
 from ._ffi import STATUS, ffi, has_symbol, lib
+from ._handle import _Handle
 
 IdArray = npt.NDArray[np.uint64]
 ALL = (1 << 64) - 1  #: the mask that pairs with every category
@@ -150,7 +151,7 @@ def _ids(ids: Any, name: str = "ids") -> np.ndarray:
     return np.ascontiguousarray(_u64(arr, arr.shape[0], name))
 
 
-class World:
+class World(_Handle):
     """A persistent world: proxies (boxes with a kind, a category/mask filter and a user value)
     named by integer ids, changed in batches; each :meth:`update` tests only what changed and
     returns the pairs that began and ended.
@@ -178,6 +179,8 @@ class World:
         [[11, 12]] [[10, 11]]
     """
 
+    _noun = "world"
+
     def __init__(self, dim: int = 2, *, mode: str = "auto", cell_size: float = 0.0, method: str = "auto") -> None:
         self._ptr: Any = None
         if not available():
@@ -201,31 +204,10 @@ class World:
 
     def close(self) -> None:
         """Frees the world now (also done when the object is collected). Idempotent."""
-        lock = getattr(self, "_lock", None)
-        if lock is None:
-            return
-        with lock:
-            if self._ptr is not None:
-                ffi.release(self._ptr)
-                self._ptr = None
-
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
-    def __enter__(self) -> "World":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._release()
 
     def __repr__(self) -> str:
         return f"<broadphase.World dim={self.dim} {'closed' if self.closed else 'open'}>"
-
-    def _live(self) -> Any:
-        if self._ptr is None:
-            raise ValueError("the world is closed")
-        return self._ptr
 
     def _bad_index(self) -> Optional[int]:
         idx = ffi.new("size_t *")
