@@ -207,16 +207,12 @@ static bp_status grid_build_rows(bp_grid *g, size_t n) {
 
 typedef struct grid_count_job {
     const bp_grid *g;
-    size_t n;
-    uint32_t tasks;
     size_t *shared;  // per task
 } grid_count_job;
 
-static void grid_count_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void grid_count_range(void *user, uint32_t t, size_t b, size_t e) {
     const grid_count_job *j = user;
-    size_t b, e, c = 0;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
+    size_t c = 0;
     for (size_t k = b ? b : 1; k < e; ++k) c += j->g->keys[k] == j->g->keys[k - 1];
     j->shared[t] = c;
 }
@@ -283,14 +279,12 @@ static size_t grid_cell_start(const uint32_t *keys, size_t i, size_t n) {
 typedef struct grid_cells_job {
     bp_grid *g;
     size_t n;
-    uint32_t tasks;
 } grid_cells_job;
 
-static void grid_sort_cells_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+// A task's share, moved to whole cells (each starts at the first cell at or after its share).
+static void grid_sort_cells_task(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
     const grid_cells_job *j = user;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     b = grid_cell_start(j->g->keys, b, j->n);
     e = grid_cell_start(j->g->keys, e, j->n);
     if (b < e) grid_sort_cells_range(j->g, b, e);
@@ -311,13 +305,9 @@ static bp_status grid_sort_cells(bp_grid *g, size_t n) {
     g->sorted.xsorted = false;
     if (!grid_sorts_cells(g, n)) return BP_OK;
     grid_codes_set(g);
-    grid_cells_job j = {g, n, bp_par_tasks(g->base.ctx, n, BP_PAR_GRAIN_MAP)};
-    if (j.tasks > 1) {
-        const bp_status st = bp_par_run(g->base.ctx, j.tasks, grid_sort_cells_task, &j);
-        if (st != BP_OK) return st;
-    } else {
-        grid_sort_cells_range(g, 0, n);
-    }
+    grid_cells_job j = {g, n};
+    const bp_status st = bp_par_for(g->base.ctx, n, BP_PAR_GRAIN_MAP, grid_sort_cells_task, &j);
+    if (st != BP_OK) return st;
     // The padding boxes, as in g->sorted.boxes (their keys end every run).
     for (int a = 0; a < 6; ++a)
         for (size_t i = n; i < n + GRID_PAD; ++i) g->sorted.soa[(size_t)a * g->sorted.soa_stride + i] = 0;
@@ -351,12 +341,12 @@ static int grid_level_ranges(bp_grid *g, size_t n) {
 static bp_status grid_note_crowding(bp_grid *g, size_t n) {
     bp_context *ctx = g->base.ctx;
     bp_status st = BP_OK;
-    grid_count_job cj = {g, n, bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP), NULL};
-    cj.shared = bp_par_scratch(ctx, cj.tasks * sizeof *cj.shared, &st);
-    if (st == BP_OK) st = bp_par_run(ctx, cj.tasks, grid_count_task, &cj);
+    const uint32_t tasks = bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP);
+    grid_count_job cj = {g, bp_par_scratch(ctx, tasks * sizeof *cj.shared, &st)};
+    if (st == BP_OK) st = bp_par_split(ctx, tasks, n, grid_count_range, &cj);
     if (st != BP_OK) return st;
     size_t shared = 0;
-    for (uint32_t t = 0; t < cj.tasks; ++t) shared += cj.shared[t];
+    for (uint32_t t = 0; t < tasks; ++t) shared += cj.shared[t];
     bp_grid_note_crowding(g, shared, n);
     return BP_OK;
 }

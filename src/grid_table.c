@@ -54,30 +54,18 @@ void bp_grid_note_crowding(bp_grid *g, size_t shared, size_t n) {
     g->table.crowded = g->table.crowded ? frac > GRID_SPARSE_BELOW : frac > GRID_CROWDED_ABOVE;
 }
 
-typedef struct grid_fill_job {
-    uint32_t *head;
-    size_t cells;
-    uint32_t tasks;
-} grid_fill_job;
-
-static void grid_fill_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
-    const grid_fill_job *j = user;
-    size_t b, e;
-    bp_par_range(j->cells, j->tasks, t, &b, &e);
-    uint32_t *BP_RESTRICT head = j->head;
+static void grid_fill_range(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
+    uint32_t *BP_RESTRICT head = user;
     for (size_t c = b; c < e; ++c) head[c] = GRID_EMPTY;
 }
 
 // Puts the table back to all GRID_EMPTY. A fill of the range the last call used: cheaper than
 // clearing its boxes' cells one by one (random stores), as the table has few cells per box.
 static void grid_table_clear(bp_grid *g) {
-    grid_fill_job j = {g->table.head, g->table.dirty, bp_par_tasks(g->base.ctx, g->table.dirty, 8 * BP_PAR_GRAIN_MAP)};
     // A fill cannot fail but through misbehaving task hooks: then serially.
-    if (bp_par_run(g->base.ctx, j.tasks, grid_fill_task, &j) != BP_OK) {
-        j.tasks = 1;
-        grid_fill_task(&j, 0, 0);
-    }
+    if (bp_par_for(g->base.ctx, g->table.dirty, 8 * BP_PAR_GRAIN_MAP, grid_fill_range, g->table.head) != BP_OK)
+        grid_fill_range(g->table.head, 0, 0, g->table.dirty);
     g->table.dirty = 0;
 }
 
@@ -201,11 +189,8 @@ typedef struct grid_link_job {
     uint32_t *shared; // per band: boxes whose cell already held one
 } grid_link_job;
 
-static void grid_table_keys_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void grid_table_keys_task(void *user, uint32_t t, size_t b, size_t e) {
     const grid_link_job *j = user;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     uint32_t wide = 0;
     grid_table_keys(j->g, j->f, b, e, &wide);
     j->wide[t] = wide;
@@ -250,11 +235,9 @@ static void grid_table_band_task(void *user, uint32_t a, uint32_t worker) {
     j->shared[a] = (uint32_t)shared;
 }
 
-static void grid_table_next_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void grid_table_next_task(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
     const grid_link_job *j = user;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     uint32_t *BP_RESTRICT next = j->g->table.next;
     const uint32_t *BP_RESTRICT idx = j->idx, *BP_RESTRICT prev = j->prev;
     for (size_t q = b; q < e; ++q) next[idx[q]] = prev[q];
@@ -292,14 +275,14 @@ static bool grid_table_link2_par(bp_grid *g, const bp_frame *f, size_t n, uint32
     if (*st != BP_OK) return false;
     j.shared = j.wide + tasks;
     j.start = j.shared + j.bands;
-    *st = bp_par_run(ctx, tasks, grid_table_keys_task, &j);
+    *st = bp_par_split(ctx, tasks, n, grid_table_keys_task, &j);
     if (*st != BP_OK) return false;
     uint32_t wide = 0;
     for (uint32_t t = 0; t < tasks; ++t) wide |= j.wide[t];
     if (wide) return false;
     *st = bp_par_run(ctx, j.bands, grid_table_band_task, &j);
     g->table.dirty = j.fill;  // what a failed pass may have left, to the caller's clear
-    if (*st == BP_OK) *st = bp_par_run(ctx, tasks, grid_table_next_task, &j);
+    if (*st == BP_OK) *st = bp_par_split(ctx, tasks, n, grid_table_next_task, &j);
     if (*st != BP_OK) return false;
     size_t shared = 0;
     for (uint32_t a = 0; a < j.bands; ++a) shared += j.shared[a];

@@ -303,8 +303,7 @@ typedef struct bp_load_job {
     bp_load_state *ls;
     bp_frame *f;
     const float *a, *b;
-    size_t na, blocks;
-    uint32_t tasks;
+    size_t na;
     bool sums;
 } bp_load_job;
 
@@ -338,11 +337,9 @@ static void bp_load_block(const bp_load_job *j, size_t block) {
     }
 }
 
-static void bp_load_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void bp_load_range(void *user, uint32_t t, size_t b0, size_t b1) {
+    (void)t;
     const bp_load_job *j = user;
-    size_t b0, b1;
-    bp_par_range(j->blocks, j->tasks, t, &b0, &b1);
     for (size_t k = b0; k < b1; ++k) bp_load_block(j, k);
 }
 
@@ -380,9 +377,10 @@ bp_status bp_load(bp_context *ctx, bp_load_state *ls, bp_frame *f, int dim, cons
     f->n = n;  // read by the blocks; the frame holds no boxes until the end
     f->split = 0;
     f->boxes = ls->boxes;
-    bp_load_job j = {ls, f, a, b, na, blocks, bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP * 2), sums};
-    if (j.tasks > blocks) j.tasks = (uint32_t)blocks;
-    bp_status st = bp_par_run(ctx, j.tasks, bp_load_task, &j);
+    bp_load_job j = {ls, f, a, b, na, sums};
+    uint32_t tasks = bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP * 2);
+    if (tasks > blocks) tasks = (uint32_t)blocks;
+    bp_status st = bp_par_split(ctx, tasks, blocks, bp_load_range, &j);
     f->n = 0;
     if (st == BP_OK) st = bp_load_join(ls, f, blocks);
     if (st != BP_OK) return st;

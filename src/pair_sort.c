@@ -6,17 +6,13 @@
 typedef struct pack_job {
     bp_pair *pairs;
     uint64_t *keys;
-    size_t count;
-    uint32_t tasks;
     unsigned bits;
     bool unpack;
 } pack_job;
 
-static void pack_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void pack_range(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
     const pack_job *j = user;
-    size_t b, e;
-    bp_par_range(j->count, j->tasks, t, &b, &e);
     bp_pair *BP_RESTRICT p = j->pairs;
     uint64_t *BP_RESTRICT keys = j->keys;
     const unsigned bits = j->bits;
@@ -37,11 +33,12 @@ bp_status bp_pair_sort(bp_context *ctx, bp_pair_sort_scratch *sc, bp_pair *pairs
     BP_RESERVE_DISCARD(ctx, sc->tmp, sc->tmp_cap, cap);
     unsigned bits = 1;
     while (bits < 32 && ((size_t)1 << bits) < n) ++bits;
-    pack_job j = {pairs, sc->keys, count, bp_par_tasks(ctx, count, BP_PAR_GRAIN_MAP), bits, false};
-    bp_status st = bp_par_run(ctx, j.tasks, pack_task, &j);
+    pack_job j = {pairs, sc->keys, bits, false};
+    const uint32_t tasks = bp_par_tasks(ctx, count, BP_PAR_GRAIN_MAP);
+    bp_status st = bp_par_split(ctx, tasks, count, pack_range, &j);
     if (st == BP_OK) st = bp_par_radix64(ctx, sc->keys, NULL, sc->tmp, NULL, count, 2 * bits);
     j.unpack = true;
-    if (st == BP_OK) st = bp_par_run(ctx, j.tasks, pack_task, &j);
+    if (st == BP_OK) st = bp_par_split(ctx, tasks, count, pack_range, &j);
     return st;
 }
 

@@ -52,25 +52,41 @@ bp_status bp_par_run(bp_context *ctx, uint32_t tasks, bp_pool_fn *fn, void *user
     return bp_pool_run(par_of(ctx)->par ? par_of(ctx)->pool : NULL, tasks, fn, user);
 }
 
+typedef struct par_split_job {
+    bp_par_range_fn *fn;
+    void *user;
+    size_t items;
+    uint32_t tasks;
+} par_split_job;
+
+static void par_split_task(void *user, uint32_t t, uint32_t worker) {
+    (void)worker;
+    const par_split_job *j = user;
+    size_t b, e;
+    bp_par_range(j->items, j->tasks, t, &b, &e);
+    j->fn(j->user, t, b, e);
+}
+
+bp_status bp_par_split(bp_context *ctx, uint32_t tasks, size_t items, bp_par_range_fn *fn, void *user) {
+    par_split_job j = {fn, user, items, tasks};
+    return bp_par_run(ctx, tasks, par_split_task, &j);
+}
+
 typedef struct par_copy_job {
     char *dst;
     const char *src;
-    size_t bytes;
-    uint32_t tasks;
 } par_copy_job;
 
-static void par_copy_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void par_copy_range(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
     const par_copy_job *j = user;
-    size_t b, e;
-    bp_par_range(j->bytes, j->tasks, t, &b, &e);
     memcpy(j->dst + b, j->src + b, e - b);
 }
 
 bp_status bp_par_copy(bp_context *ctx, void *dst, const void *src, size_t bytes) {
-    par_copy_job j = {dst, src, bytes, bp_par_tasks(ctx, bytes, 16 * BP_PAR_GRAIN_MAP)};
     if (bytes == 0) return BP_OK;
-    return bp_par_run(ctx, j.tasks, par_copy_task, &j);
+    par_copy_job j = {dst, src};
+    return bp_par_for(ctx, bytes, 16 * BP_PAR_GRAIN_MAP, par_copy_range, &j);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,16 +253,12 @@ static void par_copy(bp_pair *dst, const bp_pair *src, size_t count, bool stream
 typedef struct par_merge_job {
     bp_pair *dst;  // the wave's output: each block's pairs go to dst + its `at`
     bp_par_block *const *order;
-    size_t blocks;
-    uint32_t tasks;
     bool stream;
 } par_merge_job;
 
-static void par_merge_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void par_merge_range(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
     const par_merge_job *j = user;
-    size_t b, e;
-    bp_par_range(j->blocks, j->tasks, t, &b, &e);
     for (size_t k = b; k < e; ++k) {
         bp_par_block *blk = j->order[k];
         par_copy(j->dst + blk->at, par_block_pairs(blk), blk->count, j->stream);
@@ -280,13 +292,9 @@ static bp_status par_deliver(bp_context *ctx, bp_sink *sink, uint32_t first, uin
             par_of(ctx)->order[nb++] = b;
         }
     // A few pages of pairs are copied sooner than the workers are woken for them.
-    par_merge_job mj = {dst, par_of(ctx)->order, nb, 1, total >= BP_PAR_STREAM_PAIRS};
-    if (total < BP_PAR_MERGE_MIN) {
-        par_merge_task(&mj, 0, 0);
-    } else {
-        mj.tasks = bp_par_tasks(ctx, nb, 1);
-        st = bp_par_run(ctx, mj.tasks, par_merge_task, &mj);
-    }
+    par_merge_job mj = {dst, par_of(ctx)->order, total >= BP_PAR_STREAM_PAIRS};
+    if (total < BP_PAR_MERGE_MIN) par_merge_range(&mj, 0, 0, nb);
+    else st = bp_par_for(ctx, nb, 1, par_merge_range, &mj);
 #if defined(__SSE2__)
     if (mj.stream) _mm_sfence();  // the streamed stores before anything the caller does next
 #endif
@@ -364,11 +372,8 @@ typedef struct par_ins_job {
     uint64_t *moves;        // per task
 } par_ins_job;
 
-static void par_ins_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void par_ins_range(void *user, uint32_t t, size_t b, size_t e) {
     const par_ins_job *j = user;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     // Stops once the whole sort is over budget already.
     j->moves[t] = bp_insertion_sort32(j->keys + b, j->vals + b, e - b, j->budget);
 }
@@ -427,7 +432,7 @@ bp_status bp_par_insertion32(bp_context *ctx, uint32_t *keys, uint32_t *vals, ui
     const size_t words = (size_t)tasks * 2 + 2;
     BP_RESERVE_DISCARD(ctx, par_of(ctx)->hist, par_of(ctx)->hist_cap, words);
     par_ins_job j = {keys, vals, tmp_keys, tmp_vals, n, budget, tasks, 0, (uint64_t *)(void *)par_of(ctx)->hist};
-    bp_status st = bp_par_run(ctx, tasks, par_ins_task, &j);
+    bp_status st = bp_par_split(ctx, tasks, n, par_ins_range, &j);
     if (st != BP_OK) return st;
     uint64_t moves = 0;
     for (uint32_t t = 0; t < tasks; ++t) moves += j.moves[t];

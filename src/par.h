@@ -31,6 +31,19 @@ static inline void bp_par_range(size_t items, uint32_t tasks, uint32_t t, size_t
 /// BP_OK, or BP_ERR_INVALID_ARG when the task hooks misbehaved (see bp_pool_run).
 bp_status bp_par_run(bp_context *ctx, uint32_t tasks, bp_pool_fn *fn, void *user);
 
+/// A task of bp_par_for / bp_par_split: items [begin, end) of the pass, task `task` of them (for
+/// per-task outputs).
+typedef void bp_par_range_fn(void *user, uint32_t task, size_t begin, size_t end);
+
+/// Runs fn over [0, items) cut into `tasks` (as bp_par_range: contiguous, in order), through
+/// bp_par_run: one indirect call per task, never per item. Returns bp_par_run's status.
+bp_status bp_par_split(bp_context *ctx, uint32_t tasks, size_t items, bp_par_range_fn *fn, void *user);
+
+/// bp_par_split with bp_par_tasks(ctx, items, grain) tasks.
+static inline bp_status bp_par_for(bp_context *ctx, size_t items, size_t grain, bp_par_range_fn *fn, void *user) {
+    return bp_par_split(ctx, bp_par_tasks(ctx, items, grain), items, fn, user);
+}
+
 /// Workers of the context's pool (1 without).
 uint32_t bp_par_workers(const bp_context *ctx);
 
