@@ -26,6 +26,48 @@
         if (vals) vals[j] = v;                                                                     \
     }
 
+// The passes of an LSD sort of (keys, vals), n of them, by digits of BITS bits (MASK: 2^BITS - 1)
+// counted in histogram HIST (an expression of the pass p): each pass turns its counts into
+// offsets and scatters stably into the other buffer (tmp_keys, tmp_vals), skipping a pass whose
+// digit is constant; the result ends in keys/vals.
+#define RADIX_PASSES(KEY_T, PASSES, BITS, MASK, HIST)                                              \
+    KEY_T *sk = keys, *dk = tmp_keys;                                                              \
+    uint32_t *sv = vals, *dv = tmp_vals;                                                           \
+    for (unsigned p = 0; p < (PASSES); ++p) {                                                      \
+        uint32_t *h = (HIST);                                                                      \
+        const unsigned shift = p * (BITS);                                                         \
+        if (h[(sk[0] >> shift) & (MASK)] == n) continue; /* one digit value: nothing moves */      \
+        uint32_t sum = 0;                                                                          \
+        for (unsigned b = 0; b <= (MASK); ++b) {                                                   \
+            uint32_t c = h[b];                                                                     \
+            h[b] = sum;                                                                            \
+            sum += c;                                                                              \
+        }                                                                                          \
+        if (sv) {                                                                                  \
+            for (size_t k = 0; k < n; ++k) {                                                       \
+                KEY_T key = sk[k];                                                                 \
+                uint32_t pos = h[(key >> shift) & (MASK)]++;                                       \
+                dk[pos] = key;                                                                     \
+                dv[pos] = sv[k];                                                                   \
+            }                                                                                      \
+            uint32_t *t = sv;                                                                      \
+            sv = dv;                                                                               \
+            dv = t;                                                                                \
+        } else {                                                                                   \
+            for (size_t k = 0; k < n; ++k) {                                                       \
+                KEY_T key = sk[k];                                                                 \
+                dk[h[(key >> shift) & (MASK)]++] = key;                                            \
+            }                                                                                      \
+        }                                                                                          \
+        KEY_T *t = sk;                                                                             \
+        sk = dk;                                                                                   \
+        dk = t;                                                                                    \
+    }                                                                                              \
+    if (sk != keys) {                                                                              \
+        memcpy(keys, sk, n * sizeof *keys);                                                        \
+        if (vals) memcpy(vals, sv, n * sizeof *vals);                                              \
+    }
+
 void bp_radix_sort32(uint32_t *keys, uint32_t *vals, uint32_t *tmp_keys, uint32_t *tmp_vals, size_t n,
                      unsigned key_bits) {
     if (n < 2) return;
@@ -44,37 +86,7 @@ void bp_radix_sort32(uint32_t *keys, uint32_t *vals, uint32_t *tmp_keys, uint32_
         hist[1][(key >> DIGIT_BITS) & (BUCKETS - 1)]++;
         hist[2][key >> (2 * DIGIT_BITS)]++;
     }
-    uint32_t *sk = keys, *sv = vals, *dk = tmp_keys, *dv = tmp_vals;
-    for (unsigned p = 0; p < passes && p < max32; ++p) {
-        uint32_t *h = hist[p];
-        const unsigned shift = p * DIGIT_BITS;
-        if (h[(sk[0] >> shift) & (BUCKETS - 1)] == n) continue;  // one digit value: nothing moves
-        uint32_t sum = 0;
-        for (unsigned b = 0; b < BUCKETS; ++b) {
-            uint32_t c = h[b];
-            h[b] = sum;
-            sum += c;
-        }
-        if (sv) {
-            for (size_t k = 0; k < n; ++k) {
-                uint32_t key = sk[k];
-                uint32_t pos = h[(key >> shift) & (BUCKETS - 1)]++;
-                dk[pos] = key;
-                dv[pos] = sv[k];
-            }
-            uint32_t *t = sv; sv = dv; dv = t;
-        } else {
-            for (size_t k = 0; k < n; ++k) {
-                uint32_t key = sk[k];
-                dk[h[(key >> shift) & (BUCKETS - 1)]++] = key;
-            }
-        }
-        uint32_t *t = sk; sk = dk; dk = t;
-    }
-    if (sk != keys) {
-        memcpy(keys, sk, n * sizeof *keys);
-        if (vals) memcpy(vals, sv, n * sizeof *vals);
-    }
+    RADIX_PASSES(uint32_t, passes < max32 ? passes : max32, DIGIT_BITS, BUCKETS - 1, hist[p])
 }
 
 void bp_radix_sort64(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_t *tmp_vals, size_t n,
@@ -95,38 +107,7 @@ void bp_radix_sort64(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_
         uint64_t key = keys[k];
         for (unsigned p = 0; p < passes; ++p) hist[p * (mask + 1u) + ((key >> (p * bits)) & mask)]++;
     }
-    uint64_t *sk = keys, *dk = tmp_keys;
-    uint32_t *sv = vals, *dv = tmp_vals;
-    for (unsigned p = 0; p < passes; ++p) {
-        uint32_t *h = hist + p * (mask + 1u);
-        const unsigned shift = p * bits;
-        if (h[(sk[0] >> shift) & mask] == n) continue;
-        uint32_t sum = 0;
-        for (unsigned b = 0; b <= mask; ++b) {
-            uint32_t c = h[b];
-            h[b] = sum;
-            sum += c;
-        }
-        if (sv) {
-            for (size_t k = 0; k < n; ++k) {
-                uint64_t key = sk[k];
-                uint32_t pos = h[(key >> shift) & mask]++;
-                dk[pos] = key;
-                dv[pos] = sv[k];
-            }
-            uint32_t *t = sv; sv = dv; dv = t;
-        } else {
-            for (size_t k = 0; k < n; ++k) {
-                uint64_t key = sk[k];
-                dk[h[(key >> shift) & mask]++] = key;
-            }
-        }
-        uint64_t *t = sk; sk = dk; dk = t;
-    }
-    if (sk != keys) {
-        memcpy(keys, sk, n * sizeof *keys);
-        if (vals) memcpy(vals, sv, n * sizeof *vals);
-    }
+    RADIX_PASSES(uint64_t, passes, bits, mask, hist + p * (mask + 1u))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,22 +272,22 @@ static bp_status radix_sort_pool(bp_pool *pool, uint32_t tasks, uint32_t *hist, 
     return st;
 }
 
+// The pooled sorts: serial below two tasks, as bp_radix_sort32 / bp_radix_sort64.
+static bp_status radix_sort_any(bp_pool *pool, uint32_t tasks, uint32_t *hist, bool wide, void *keys, uint32_t *vals,
+                                void *tmp_keys, uint32_t *tmp_vals, size_t n, unsigned key_bits) {
+    if (n < 2) return BP_OK;
+    if (tasks >= 2) return radix_sort_pool(pool, tasks, hist, wide, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+    if (wide) bp_radix_sort64(keys, vals, tmp_keys, tmp_vals, n, key_bits);
+    else bp_radix_sort32(keys, vals, tmp_keys, tmp_vals, n, key_bits);
+    return BP_OK;
+}
+
 bp_status bp_radix_sort32_pool(bp_pool *pool, uint32_t tasks, uint32_t *hist, uint32_t *keys, uint32_t *vals,
                                uint32_t *tmp_keys, uint32_t *tmp_vals, size_t n, unsigned key_bits) {
-    if (n < 2) return BP_OK;
-    if (tasks < 2) {
-        bp_radix_sort32(keys, vals, tmp_keys, tmp_vals, n, key_bits);
-        return BP_OK;
-    }
-    return radix_sort_pool(pool, tasks, hist, false, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+    return radix_sort_any(pool, tasks, hist, false, keys, vals, tmp_keys, tmp_vals, n, key_bits);
 }
 
 bp_status bp_radix_sort64_pool(bp_pool *pool, uint32_t tasks, uint32_t *hist, uint64_t *keys, uint32_t *vals,
                                uint64_t *tmp_keys, uint32_t *tmp_vals, size_t n, unsigned key_bits) {
-    if (n < 2) return BP_OK;
-    if (tasks < 2) {
-        bp_radix_sort64(keys, vals, tmp_keys, tmp_vals, n, key_bits);
-        return BP_OK;
-    }
-    return radix_sort_pool(pool, tasks, hist, true, keys, vals, tmp_keys, tmp_vals, n, key_bits);
+    return radix_sort_any(pool, tasks, hist, true, keys, vals, tmp_keys, tmp_vals, n, key_bits);
 }
