@@ -19,11 +19,19 @@
 // they come out bit for bit the same whether the blocks ran on one thread or on many.
 #define BP_LOAD_BLOCK 4096
 
-// Classifies a bad box for the error code; called only once a pass has found one.
-static bp_status bp_classify_box(const float *b, int dim) {
-    for (int a = 0; a < 2 * dim; ++a)
-        if (!isfinite(b[a])) return BP_ERR_NONFINITE;
-    return BP_ERR_INVERTED_BOX;
+// The error of the first bad box of src[0, n) (2 * dim floats each: NaN or infinity, else min >
+// max), BP_OK if none; called only once a pass has found one.
+static bp_status bp_first_bad_box(const float *src, size_t n, int dim) {
+    for (size_t k = 0; k < n; ++k) {
+        const float *b = src + k * (size_t)(2 * dim);
+        for (int e = 0; e < dim; ++e) {
+            if (b[e] >= -3.40282347e38f && b[dim + e] <= 3.40282347e38f && b[e] <= b[dim + e]) continue;
+            for (int a = 0; a < 2 * dim; ++a)
+                if (!isfinite(b[a])) return BP_ERR_NONFINITE;
+            return BP_ERR_INVERTED_BOX;
+        }
+    }
+    return BP_OK;
 }
 
 // Copies n boxes of DIM axes (2 * DIM floats each) to dst in one pass, checking every value and
@@ -63,12 +71,8 @@ static inline bp_status bp_load_dim(bp_frame *f, float *BP_RESTRICT dst, const f
         }
     }
     if (bad) {
-        for (size_t k = 0; k < n; ++k) {
-            const float *b = src + k * (size_t)(2 * DIM);
-            for (int e = 0; e < DIM; ++e)
-                if (!(b[e] >= -3.40282347e38f && b[DIM + e] <= 3.40282347e38f && b[e] <= b[DIM + e]))
-                    return bp_classify_box(b, DIM);
-        }
+        const bp_status st = bp_first_bad_box(src, n, DIM);
+        if (st != BP_OK) return st;
     }
     for (int a = 0; a < DIM; ++a) {
         f->lo[a] = lo[a];
@@ -112,12 +116,8 @@ static bp_status bp_load2_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
         csq = _mm_add_pd(csq, _mm_mul_pd(c, c));
     }
     if (_mm_movemask_ps(ok) != 0xf) {
-        for (size_t k = 0; k < n; ++k) {
-            const float *b = src + 4 * k;
-            for (int e = 0; e < 2; ++e)
-                if (!(b[e] >= -3.40282347e38f && b[2 + e] <= 3.40282347e38f && b[e] <= b[2 + e]))
-                    return bp_classify_box(b, 2);
-        }
+        const bp_status st = bp_first_bad_box(src, n, 2);
+        if (st != BP_OK) return st;
     }
     float l[4], h[4], m[4];
     double ss[2], cs[2], cq[2];
@@ -176,12 +176,8 @@ static bp_status bp_load3_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
     }
     // Lane 3 compares max x with max z: not a condition; only lanes 0..2 count.
     if ((_mm_movemask_ps(ok) & 7) != 7) {
-        for (size_t k = 0; k < n; ++k) {
-            const float *b = src + 6 * k;
-            for (int e = 0; e < 3; ++e)
-                if (!(b[e] >= -3.40282347e38f && b[3 + e] <= 3.40282347e38f && b[e] <= b[3 + e]))
-                    return bp_classify_box(b, 3);
-        }
+        const bp_status st = bp_first_bad_box(src, n, 3);
+        if (st != BP_OK) return st;
     }
     float l[4], h[4], m[4];
     double ss[4], cs[4], cq[4];
