@@ -139,6 +139,16 @@ static inline unsigned grid_table_push(uint32_t *BP_RESTRICT head, uint32_t *BP_
     return h != GRID_EMPTY;
 }
 
+// A 2D box's table key (its level-0 cell, past the border of one cell); ORs into *wide a nonzero
+// value when it spans more than two cells on an axis (coordinates are monotone: x1 >= x0).
+static inline uint32_t grid_table_key(const grid_map2 *map, uint32_t sx, const float *box, uint32_t *wide) {
+    int32_t c[4];
+    grid_map2_cells(map, box, c);
+    const uint32_t x0 = (uint32_t)c[0], y0 = (uint32_t)c[1], x1 = (uint32_t)c[2], y1 = (uint32_t)c[3];
+    *wide |= ((x1 - x0) | (y1 - y0)) >> 1;
+    return (y0 + 1) * sx + x0 + 1;
+}
+
 // The key pass alone over boxes [b, e) (the workers' form of grid_table_link2's first half):
 // ORs into *wide as there.
 static void grid_table_keys(bp_grid *g, const bp_frame *f, size_t b, size_t e, uint32_t *wide) {
@@ -151,13 +161,7 @@ static void grid_table_keys(bp_grid *g, const bp_frame *f, size_t b, size_t e, u
     if (bp_cpu_avx512()) k += grid_table_keys_avx512(G, src + 4 * b, e - b, keys + b, wide);
 #endif
     const grid_map2 map = grid_map2_make(G);
-    for (; k < e; ++k) {
-        int32_t c[4];
-        grid_map2_cells(&map, src + 4 * k, c);
-        const uint32_t x0 = (uint32_t)c[0], y0 = (uint32_t)c[1], x1 = (uint32_t)c[2], y1 = (uint32_t)c[3];
-        *wide |= ((x1 - x0) | (y1 - y0)) >> 1;
-        keys[k] = (y0 + 1) * sx + x0 + 1;
-    }
+    for (; k < e; ++k) keys[k] = grid_table_key(&map, sx, src + 4 * k, wide);
 }
 
 // With workers the lists are linked by bands of cells instead of in input order: a cell's list
@@ -309,11 +313,7 @@ static bool grid_table_link2(bp_grid *g, const bp_frame *f, size_t n) {
 #endif
     const grid_map2 map = grid_map2_make(G);
     for (; k < n; ++k) {
-        int32_t c[4];
-        grid_map2_cells(&map, src + 4 * k, c);
-        const uint32_t x0 = (uint32_t)c[0], y0 = (uint32_t)c[1], x1 = (uint32_t)c[2], y1 = (uint32_t)c[3];
-        wide |= ((x1 - x0) | (y1 - y0)) >> 1;  // coordinates are monotone: x1 >= x0
-        const uint32_t key = (y0 + 1) * sx + x0 + 1;
+        const uint32_t key = grid_table_key(&map, sx, src + 4 * k, &wide);
         keys[k] = key;
         shared += grid_table_push(head, next, key, (uint32_t)k);
     }
