@@ -199,22 +199,31 @@ bp_status bp_check_permutation(bp_context *ctx, const uint32_t *perm, size_t n);
 #define BP_GROW_IN(h) _Generic((h), bp_heap *: bp_heap_grow, default: bp_grow)
 #define BP_FREE_IN(h) _Generic((h), bp_heap *: bp_heap_free, default: bp_free)
 
-/// Reserves `need` elements in typed array `arr` (capacity `cap`), keeping its contents; returns
-/// the error from the enclosing function on failure.
-#define BP_RESERVE(ctx, arr, cap, need)                                                        \
+/// Reserves `need` elements in typed array `arr` (capacity `cap`), keeping its contents when
+/// `keep`; returns the error from the enclosing function on failure.
+#define BP_RESERVE_AS(ctx, arr, cap, need, keep)                                               \
     do {                                                                                       \
         bp_status bp_st_ = BP_OK;                                                              \
-        (arr) = BP_GROW_IN(ctx)((ctx), (arr), &(cap), (need), sizeof *(arr), true, &bp_st_);   \
+        (arr) = BP_GROW_IN(ctx)((ctx), (arr), &(cap), (need), sizeof *(arr), (keep), &bp_st_); \
         if (bp_st_ != BP_OK) return bp_st_;                                                    \
     } while (0)
 
-/// As BP_RESERVE, but the old contents may be lost (no copy when growing).
-#define BP_RESERVE_DISCARD(ctx, arr, cap, need)                                                \
-    do {                                                                                       \
-        bp_status bp_st_ = BP_OK;                                                              \
-        (arr) = BP_GROW_IN(ctx)((ctx), (arr), &(cap), (need), sizeof *(arr), false, &bp_st_);  \
-        if (bp_st_ != BP_OK) return bp_st_;                                                    \
+/// Swaps two arrays grown with BP_RESERVE, pointers and capacities (a double buffer's halves).
+#define BP_SWAP_ARRAYS(a, acap, b, bcap)  \
+    do {                                  \
+        void *bp_t_ = (a);                \
+        (a) = (b);                        \
+        (b) = bp_t_;                      \
+        const size_t bp_c_ = (acap);      \
+        (acap) = (bcap);                  \
+        (bcap) = bp_c_;                   \
     } while (0)
+
+/// BP_RESERVE_AS keeping the contents.
+#define BP_RESERVE(ctx, arr, cap, need) BP_RESERVE_AS(ctx, arr, cap, need, true)
+
+/// As BP_RESERVE, but the old contents may be lost (no copy when growing).
+#define BP_RESERVE_DISCARD(ctx, arr, cap, need) BP_RESERVE_AS(ctx, arr, cap, need, false)
 
 /// Frees an array grown with BP_RESERVE and zeroes it and its capacity.
 #define BP_RELEASE(ctx, arr, cap)                                                              \

@@ -449,11 +449,6 @@ bp_status bp_grid_sort_frame(bp_grid *g, const bp_frame *f, bool reset, bool coh
     s->coherent = s->resorts == full;
     s->given_up += coherent && !s->coherent;
     // The new order becomes next frame's starting point.
-    uint32_t *t = s->perm;
-    s->perm = s->perm2;
-    s->perm2 = t;
-    const size_t tc = s->perm_cap;
-    s->perm_cap = s->perm2_cap;
-    s->perm2_cap = tc;
+    BP_SWAP_ARRAYS(s->perm, s->perm_cap, s->perm2, s->perm2_cap);
     return BP_OK;
 }

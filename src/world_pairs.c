@@ -84,12 +84,7 @@ bp_status world_pairs_fold(world_pairset *p) {
         if (present) out[m++] = key;
     }
     while (b < p->count) out[m++] = base[b++];
-    uint64_t *t = p->keys;
-    p->keys = p->out;
-    p->out = t;
-    const size_t tc = p->cap;
-    p->cap = p->out_cap;
-    p->out_cap = tc;
+    BP_SWAP_ARRAYS(p->keys, p->cap, p->out, p->out_cap);
     p->count = m;
     p->log_count = 0;
     return BP_OK;
@@ -106,11 +101,6 @@ void world_pairs_replace(world_pairset *p, uint64_t **keys, size_t *cap, size_t 
     }
     ev->count[0] = ne;
     ev->count[1] = nb;
-    uint64_t *t = p->keys;
-    p->keys = *keys;
-    *keys = t;
-    const size_t tc = p->cap;
-    p->cap = *cap;
-    *cap = tc;
+    BP_SWAP_ARRAYS(p->keys, p->cap, *keys, *cap);
     p->count = p->total = count;
 }
