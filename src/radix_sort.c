@@ -162,23 +162,19 @@ static void radix_scatter_task(void *user, uint32_t t, uint32_t worker) {
     const unsigned shift = j->pass * DIGIT_BITS;
     const uint32_t *sv = j->src_vals;
     uint32_t *dv = j->dst_vals;
-    if (j->wide) {
-        const uint64_t *sk = j->src_keys;
-        uint64_t *dk = j->dst_keys;
-        for (size_t i = b; i < e; ++i) {
-            const uint32_t pos = h[(sk[i] >> shift) & (BUCKETS - 1)]++;
-            dk[pos] = sk[i];
-            if (sv) dv[pos] = sv[i];
-        }
-    } else {
-        const uint32_t *sk = j->src_keys;
-        uint32_t *dk = j->dst_keys;
-        for (size_t i = b; i < e; ++i) {
-            const uint32_t pos = h[(sk[i] >> shift) & (BUCKETS - 1)]++;
-            dk[pos] = sk[i];
-            if (sv) dv[pos] = sv[i];
-        }
-    }
+#define RADIX_SCATTER(KEY_T)                                               \
+    do {                                                                   \
+        const KEY_T *sk = j->src_keys;                                     \
+        KEY_T *dk = j->dst_keys;                                           \
+        for (size_t i = b; i < e; ++i) {                                   \
+            const uint32_t pos = h[(sk[i] >> shift) & (BUCKETS - 1)]++;    \
+            dk[pos] = sk[i];                                               \
+            if (sv) dv[pos] = sv[i];                                       \
+        }                                                                  \
+    } while (0)
+    if (j->wide) RADIX_SCATTER(uint64_t);
+    else RADIX_SCATTER(uint32_t);
+#undef RADIX_SCATTER
 }
 
 static void radix_copy_task(void *user, uint32_t t, uint32_t worker) {
