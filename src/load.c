@@ -34,6 +34,20 @@ static bp_status bp_first_bad_box(const float *src, size_t n, int dim) {
     return BP_OK;
 }
 
+// Ends a pass over boxes that started from f's statistics: its bounds and largest sizes replace
+// f's, its sums add to f's, on `dim` axes.
+static inline void bp_load_put(bp_frame *f, int dim, const float *lo, const float *hi, const float *smax,
+                               const double *ssum, const double *csum, const double *csq) {
+    for (int a = 0; a < dim; ++a) {
+        f->lo[a] = lo[a];
+        f->hi[a] = hi[a];
+        f->size_max[a] = smax[a];  // made an upper bound by bp_load
+        f->size_sum[a] += ssum[a];
+        f->center_sum[a] += csum[a];
+        f->center_sq[a] += csq[a];
+    }
+}
+
 // Copies n boxes of DIM axes (2 * DIM floats each) to dst in one pass, checking every value and
 // gathering statistics into f. -0.0 becomes +0.0 so that float keys and comparisons agree.
 // DIM is a constant in each instantiation so the axis loops unroll. Compiled everywhere, used
@@ -74,14 +88,7 @@ static inline bp_status bp_load_dim(bp_frame *f, float *BP_RESTRICT dst, const f
         const bp_status st = bp_first_bad_box(src, n, DIM);
         if (st != BP_OK) return st;
     }
-    for (int a = 0; a < DIM; ++a) {
-        f->lo[a] = lo[a];
-        f->hi[a] = hi[a];
-        f->size_max[a] = smax[a];  // made an upper bound by bp_load
-        f->size_sum[a] += ssum[a];
-        f->center_sum[a] += csum[a];
-        f->center_sq[a] += csq[a];
-    }
+    bp_load_put(f, DIM, lo, hi, smax, ssum, csum, csq);
     return BP_OK;
 }
 
@@ -127,14 +134,7 @@ static bp_status bp_load2_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
     _mm_storeu_pd(ss, ssum);
     _mm_storeu_pd(cs, csum);
     _mm_storeu_pd(cq, csq);
-    for (int a = 0; a < 2; ++a) {
-        f->lo[a] = l[a];
-        f->hi[a] = h[2 + a];
-        f->size_max[a] = m[a];
-        f->size_sum[a] += ss[a];
-        f->center_sum[a] += cs[a];
-        f->center_sq[a] += cq[a];
-    }
+    bp_load_put(f, 2, l, h + 2, m, ss, cs, cq);
     return BP_OK;
 }
 #endif
@@ -190,14 +190,7 @@ static bp_status bp_load3_sse(bp_frame *f, float *BP_RESTRICT dst, const float *
     _mm_storeu_pd(cs + 2, csum2);
     _mm_storeu_pd(cq, csq01);
     _mm_storeu_pd(cq + 2, csq2);
-    for (int x = 0; x < 3; ++x) {
-        f->lo[x] = l[x];
-        f->hi[x] = h[x];
-        f->size_max[x] = m[x];
-        f->size_sum[x] += ss[x];
-        f->center_sum[x] += cs[x];
-        f->center_sq[x] += cq[x];
-    }
+    bp_load_put(f, 3, l, h, m, ss, cs, cq);
     return BP_OK;
 }
 #endif
