@@ -14,14 +14,6 @@ typedef struct bp_brute {
     size_t soa_cap;
 } bp_brute;
 
-static bp_status brute_create(bp_context *ctx, bp_algorithm **out) {
-    bp_brute *b = bp_alloc(ctx, sizeof *b);
-    if (!b) return BP_ERR_NOMEM;
-    memset(b, 0, sizeof *b);
-    *out = &b->base;
-    return BP_OK;
-}
-
 static void brute_destroy(bp_algorithm *m) {
     bp_brute *b = (bp_brute *)m;
     bp_context *ctx = m->ctx;
@@ -181,7 +173,7 @@ static bp_status brute_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *s
 
 const bp_algorithm_class bp_brute_class = {
     .name = "brute",
-    .create = brute_create,
+    .size = sizeof(bp_brute),
     .destroy = brute_destroy,
     .find_pairs = brute_find_pairs,
     .reset = brute_reset,

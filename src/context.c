@@ -147,11 +147,13 @@ bp_status bp_get_stats(const bp_context *ctx, bp_stats *stats) {
 
 static bp_status bp_algorithm_get(bp_context *ctx, bp_method m, bp_algorithm **out) {
     if (!ctx->methods[m]) {
-        bp_algorithm *s = NULL;
-        bp_status st = bp_method_class(m)->create(ctx, &s);
-        if (st != BP_OK) return st;
-        s->cls = bp_method_class(m);
+        const bp_algorithm_class *cls = bp_method_class(m);
+        bp_algorithm *s = bp_alloc(ctx, cls->size);
+        if (!s) return BP_ERR_NOMEM;
+        memset(s, 0, cls->size);
+        s->cls = cls;
         s->ctx = ctx;
+        if (cls->init) cls->init(s);
         ctx->methods[m] = s;
     }
     *out = ctx->methods[m];

@@ -27,7 +27,7 @@
 // Debug drawing draws the whole level-0 lattice only up to this many cells (a demo-sized world).
 #define GRID_DRAW_CELLS 4096
 
-static bp_status grid_create(bp_context *ctx, bp_algorithm **out);
+static void grid_init(bp_algorithm *m);
 static void grid_destroy(bp_algorithm *m);
 static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *sink, uint64_t *checks);
 static void grid_reset(bp_algorithm *m);
@@ -39,7 +39,8 @@ static void grid_stats(const bp_algorithm *m, bp_stats *out);
 
 const bp_algorithm_class bp_grid_class = {
     .name = "grid",
-    .create = grid_create,
+    .size = sizeof(bp_grid),
+    .init = grid_init,
     .destroy = grid_destroy,
     .find_pairs = grid_find_pairs,
     .reset = grid_reset,
@@ -76,11 +77,9 @@ static bp_status grid_find_pairs(bp_algorithm *m, const bp_frame *f, bp_sink *si
 
 // The definition's options are read here, once, and the kernels chosen (grid.kernels; an unknown
 // value counts as 0, automatic): the CPU does not change, nor the definition.
-static bp_status grid_create(bp_context *ctx, bp_algorithm **out) {
-    bp_grid *g = bp_alloc(ctx, sizeof *g);
-    if (!g) return BP_ERR_NOMEM;
-    memset(g, 0, sizeof *g);
-    const bp_context_def *def = bp_context_def_of(ctx);
+static void grid_init(bp_algorithm *m) {
+    bp_grid *g = (bp_grid *)m;
+    const bp_context_def *def = bp_context_def_of(m->ctx);
     g->user_cell = def->grid.cell_size;
     g->layout = def->grid.layout;
     int kernels = def->grid.kernels;
@@ -88,8 +87,6 @@ static bp_status grid_create(bp_context *ctx, bp_algorithm **out) {
     g->dense.k = bp_grid_kernels_pick(kernels);
     g->dense.always = kernels >= GRID_KERNELS_ALWAYS;
     g->dense.soa = bp_grid_dense_soa_possible();
-    *out = &g->base;
-    return BP_OK;
 }
 
 static void grid_destroy(bp_algorithm *m) {

@@ -23,9 +23,11 @@ struct bp_algorithm_class {
     /// Reads the frame's sums (size_sum, center_sum, center_sq): the load computes them only
     /// when true, or under AUTO.
     bool frame_sums;
-    /// Allocates the method's state through bp_alloc(ctx, ...), zeroed except as it likes; the
-    /// context sets the base fields. Called once, lazily, the first time the method runs.
-    bp_status (*create)(bp_context *ctx, bp_algorithm **out);
+    /// The size of the method's state: the context allocates it zeroed through bp_alloc the
+    /// first time the method runs, sets the base fields, then calls `init` (NULL: zero is the
+    /// state's start). `destroy` frees what the state owns, then the state.
+    size_t size;
+    void (*init)(bp_algorithm *m);
     /// Frees the state and everything it owns.
     void (*destroy)(bp_algorithm *m);
     /// Finds every overlapping pair of the frame and pushes it to the sink (any order, either

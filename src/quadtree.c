@@ -22,14 +22,6 @@
 #include "quadtree.h"
 #include "sort.h"
 
-static bp_status qt_create(bp_context *ctx, bp_algorithm **out) {
-    bp_quadtree *q = bp_alloc(ctx, sizeof *q);
-    if (!q) return BP_ERR_NOMEM;
-    memset(q, 0, sizeof *q);
-    *out = &q->base;
-    return BP_OK;
-}
-
 static void qt_destroy(bp_algorithm *m) {
     bp_quadtree *q = (bp_quadtree *)m;
     bp_context *ctx = m->ctx;
@@ -213,7 +205,7 @@ static void qt_stats(const bp_algorithm *m, bp_stats *out) {
 const bp_algorithm_class bp_quadtree_class = {
     .name = "quadtree",
     .frame_sums = true,
-    .create = qt_create,
+    .size = sizeof(bp_quadtree),
     .destroy = qt_destroy,
     .find_pairs = qt_find_pairs,
     .reset = qt_reset,

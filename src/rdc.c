@@ -113,14 +113,6 @@ typedef struct bp_rdc {
     size_t wsoa_cap;
 } bp_rdc;
 
-static bp_status rdc_create(bp_context *ctx, bp_algorithm **out) {
-    bp_rdc *r = bp_alloc(ctx, sizeof *r);
-    if (!r) return BP_ERR_NOMEM;
-    memset(r, 0, sizeof *r);
-    *out = &r->base;
-    return BP_OK;
-}
-
 static void rdc_destroy(bp_algorithm *m) {
     bp_rdc *r = (bp_rdc *)m;
     bp_context *ctx = m->ctx;
@@ -936,7 +928,7 @@ static void rdc_counters(const bp_algorithm *m, bp_stats *out) {
 const bp_algorithm_class bp_rdc_class = {
     .name = "rdc",
     .frame_sums = true,
-    .create = rdc_create,
+    .size = sizeof(bp_rdc),
     .destroy = rdc_destroy,
     .find_pairs = rdc_find_pairs,
     .reset = rdc_reset,

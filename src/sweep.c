@@ -40,14 +40,7 @@ typedef struct bp_sweep {
     uint64_t full_sorts, resorts;
 } bp_sweep;
 
-static bp_status sweep_create(bp_context *ctx, bp_algorithm **out) {
-    bp_sweep *s = bp_alloc(ctx, sizeof *s);
-    if (!s) return BP_ERR_NOMEM;
-    memset(s, 0, sizeof *s);
-    s->axis = -1;
-    *out = &s->base;
-    return BP_OK;
-}
+static void sweep_init(bp_algorithm *m) { ((bp_sweep *)m)->axis = -1; }
 
 static void sweep_destroy(bp_algorithm *m) {
     bp_sweep *s = (bp_sweep *)m;
@@ -102,11 +95,9 @@ typedef struct sweep_job {
     bool identity;  // the keys pass starts the order over
 } sweep_job;
 
-static void sweep_keys_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void sweep_keys_task(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
     const sweep_job *j = user;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     uint32_t *BP_RESTRICT perm = j->s->perm, *BP_RESTRICT keys = j->s->keys;
     const float *BP_RESTRICT boxes = j->f->boxes;
     const size_t stride = (size_t)(2 * j->f->dim), axis = (size_t)j->axis;
@@ -115,13 +106,11 @@ static void sweep_keys_task(void *user, uint32_t t, uint32_t worker) {
     for (size_t k = b; k < e; ++k) keys[k] = bp_float_key(boxes[perm[k] * stride + axis]);
 }
 
-static void sweep_gather_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void sweep_gather_task(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
     const sweep_job *j = user;
     const bp_sweep *s = j->s;
     const bp_frame *f = j->f;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     const size_t stride = s->stride;
     const int d = f->dim, axis = s->axis;
     float *soa = s->soa;
@@ -154,7 +143,7 @@ static bp_status sweep_sort(bp_sweep *s, const bp_frame *f, int axis, bool coher
     // The blocked sweep reads perm past the end (results discarded): keep it defined.
     for (size_t k = n; k < n + BP_SWEEP_PAD; ++k) perm[k] = 0;
     sweep_job j = {s, f, n, bp_par_tasks(ctx, n, BP_PAR_GRAIN_MAP), axis, !reuse};
-    bp_status st = bp_par_run(ctx, j.tasks, sweep_keys_task, &j);
+    bp_status st = bp_par_split(ctx, j.tasks, n, sweep_keys_task, &j);
     if (st != BP_OK) return st;
     bool sorted = false;
     if (reuse) {
@@ -184,7 +173,7 @@ static bp_status sweep_gather(bp_sweep *s, const bp_frame *f) {
     BP_RESERVE_DISCARD(s->base.ctx, s->soa, s->soa_cap, stride * (size_t)(2 * d));
     s->stride = stride;
     sweep_job j = {s, f, n, bp_par_tasks(s->base.ctx, n, BP_PAR_GRAIN_MAP), s->axis, false};
-    bp_status st = bp_par_run(s->base.ctx, j.tasks, sweep_gather_task, &j);
+    bp_status st = bp_par_split(s->base.ctx, j.tasks, n, sweep_gather_task, &j);
     for (int a = 0; a < 2 * d; ++a)
         for (size_t p = n; p < stride; ++p) s->soa[(size_t)a * stride + p] = INFINITY;
     return st;
@@ -274,7 +263,8 @@ static void sweep_stats(const bp_algorithm *m, bp_stats *out) {
 const bp_algorithm_class bp_sweep_class = {
     .name = "sweep",
     .frame_sums = true,
-    .create = sweep_create,
+    .size = sizeof(bp_sweep),
+    .init = sweep_init,
     .destroy = sweep_destroy,
     .find_pairs = sweep_find_pairs,
     .reset = sweep_reset,
