@@ -103,6 +103,13 @@ static void rig_free_buffers(mpi_rig *rig) {
     free(rig->all), free(rig->mine), free(rig->ids);
 }
 
+// A context that must be created.
+static bp_mpi_context *create_ok(const bp_mpi_def *def) {
+    bp_mpi_context *ctx = NULL;
+    CHECK_OK(bp_mpi_create(def, &ctx));
+    return ctx;
+}
+
 // Ends a case: its pairs, its context, its buffers and its scene.
 static void end_case(bp_mpi_context *ctx, u64pairs *got, mpi_rig *rig) {
     free(got->v);
@@ -263,8 +270,7 @@ static void case_oracle(int argc, char **argv) {
             def.workers = variant ? 2 : 1;
             failing f = {0, 0, 0, false};  // counts only: nothing may be left after destroy
             def.allocator = (bp_allocator){f_alloc, f_free, &f};
-            bp_mpi_context *ctx;
-            CHECK_OK(bp_mpi_create(&def, &ctx));
+            bp_mpi_context *ctx = create_ok(&def);
             u64pairs got = {0};
             double prev_imbalance = 0.0;
             for (int frame = 0; frame < 8; ++frame) {
@@ -315,8 +321,7 @@ static void case_empty(int argc, char **argv) {
     rig_open(&rig, BP_SCENE_CLUSTERED, n, dim);
     bp_mpi_def def = bp_mpi_default_def();
     def.dimension = dim;
-    bp_mpi_context *ctx;
-    CHECK_OK(bp_mpi_create(&def, &ctx));
+    bp_mpi_context *ctx = create_ok(&def);
     u64pairs got = {0};
     for (int frame = 0; frame < 4; ++frame) {
         bpt_note("frame %d", frame);
@@ -347,8 +352,7 @@ static void case_warm(int argc, char **argv) {
     bp_mpi_def def = bp_mpi_default_def();
     def.dimension = dim;
     def.allocator = (bp_allocator){f_alloc, f_free, &f};
-    bp_mpi_context *ctx;
-    CHECK_OK(bp_mpi_create(&def, &ctx));
+    bp_mpi_context *ctx = create_ok(&def);
     u64pairs got = {0};
     long warm = 0;
     for (int frame = 0; frame < 14; ++frame) {
