@@ -245,12 +245,18 @@ static bp_world *make_world(int dim, bp_world_mode mode, float cell, const bp_al
     return w;
 }
 
-static void rig_init(rig *g, int dim, bp_world_mode mode, float cell, uint64_t salt) {
+// A rig without its world yet: the model, the generator, the region side and the size class.
+static void rig_start(rig *g, int dim, uint64_t salt, double world, int size_class) {
     memset(g, 0, sizeof *g);
     g->dim = dim;
     g->m.dim = dim;
     g->r = bpt_rng_make(salt);
-    g->world = 100.0;
+    g->world = world;
+    g->size_class = size_class;
+}
+
+static void rig_init(rig *g, int dim, bp_world_mode mode, float cell, uint64_t salt, double world, int size_class) {
+    rig_start(g, dim, salt, world, size_class);
     g->w = make_world(dim, mode, cell, NULL);
 }
 
@@ -540,9 +546,7 @@ static void case_random(int argc, char **argv) {
     static const float cells[4] = {0.0f, 0.01f, 5.0f, 1000.0f};
     for (int trial = 0; trial < 8; ++trial) {
         rig g;
-        rig_init(&g, dim, mode, cells[trial % 4], (uint64_t)trial);
-        g.size_class = trial % 4;
-        g.world = trial >= 4 ? 30.0 : 100.0;
+        rig_init(&g, dim, mode, cells[trial % 4], (uint64_t)trial, trial >= 4 ? 30.0 : 100.0, trial % 4);
         for (int op = 0; op < 1000; ++op) {
             bpt_note("trial %d op %d: %zu proxies in the model", trial, op, g.m.n);
             rig_step(&g);
@@ -559,9 +563,7 @@ static void case_frames(int argc, char **argv) {
     const int dim = arg_dim(argc, argv);
     const bp_world_mode mode = arg_mode(argc, argv);
     rig g;
-    rig_init(&g, dim, mode, 0.0f, 11);
-    g.size_class = 1;
-    g.world = dim == 2 ? 60.0 : 20.0;
+    rig_init(&g, dim, mode, 0.0f, 11, dim == 2 ? 60.0 : 20.0, 1);
     rig_add_batch(&g, 600, NULL);
     rig_update(&g);
     for (int f = 0; f < 120; ++f) {
@@ -668,9 +670,7 @@ static void case_same_box(int argc, char **argv) {
     const int dim = arg_dim(argc, argv);
     const bp_world_mode mode = arg_mode(argc, argv);
     rig g;
-    rig_init(&g, dim, mode, 0.0f, 77);
-    g.size_class = 1;
-    g.world = 30.0;
+    rig_init(&g, dim, mode, 0.0f, 77, 30.0, 1);
     rig_add_batch(&g, 3000, NULL);
     rig_update(&g);
     const size_t w = (size_t)(2 * dim);
@@ -740,9 +740,7 @@ static void case_near(int argc, char **argv) {
     static const float cells[4] = {0.0f, 0.0f, 5.0f, 0.0f};
     for (int trial = 0; trial < 4; ++trial) {
         rig g;
-        rig_init(&g, dim, mode, cells[trial], 200 + (uint64_t)trial);
-        g.size_class = trial == 0 ? 1 : trial;
-        g.world = dim == 2 ? 60.0 : 25.0;
+        rig_init(&g, dim, mode, cells[trial], 200 + (uint64_t)trial, dim == 2 ? 60.0 : 25.0, trial == 0 ? 1 : trial);
         rig_add_batch(&g, 800, every_tenth_moving);
         rig_update(&g);
         size_t hits = 0;
@@ -797,9 +795,7 @@ static void case_near(int argc, char **argv) {
 // catch-up placed the removed proxy's dirty bit, past the live proxies.
 static void case_lag(int argc, char **argv) {
     rig g;
-    rig_init(&g, arg_dim(argc, argv), arg_mode(argc, argv), 0.0f, 300);
-    g.size_class = 1;
-    g.world = 20.0;
+    rig_init(&g, arg_dim(argc, argv), arg_mode(argc, argv), 0.0f, 300, 20.0, 1);
     rig_add_batch(&g, 60, last_six_moving);  // the movers last in the dense arrays
     rig_update(&g);
     for (int round = 0; round < 6; ++round) {
@@ -1204,12 +1200,7 @@ static void case_nomem(int argc, char **argv) {
     bpt_alloc al;
     memset(&al, 0, sizeof al);
     rig g;
-    memset(&g, 0, sizeof g);
-    g.dim = dim;
-    g.m.dim = dim;
-    g.r = bpt_rng_make(77);
-    g.world = 30.0;
-    g.size_class = 2;
+    rig_start(&g, dim, 77, 30.0, 2);
     bp_world_def def = bp_default_world_def();
     def.dimension = dim;
     def.mode = mode;
