@@ -102,18 +102,9 @@ void bp_demo_free_objects(bp_demo_sim *d) {
     bp_world_destroy(d->world);
     d->world = NULL;
     bp_scene_free(&d->scene);
-    free(d->ids);
-    free(d->boxes);
-    free(d->move_ids);
-    free(d->pos);
-    free(d->hit);
-    free(d->oracle);
-    free(d->bullets);
-    free(d->dead_ids);
-    free(d->add_ids);
-    free(d->add_boxes);
-    free(d->add_defs);
-    free(d->add_slots);
+    void *arrays[] = {d->ids,     d->boxes,   d->move_ids,  d->pos,      d->hit,      d->oracle,
+                      d->bullets, d->dead_ids, d->add_ids, d->add_boxes, d->add_defs, d->add_slots};
+    for (size_t k = 0; k < sizeof arrays / sizeof *arrays; ++k) free(arrays[k]);
     d->ids = d->move_ids = d->dead_ids = d->add_ids = NULL;
     d->boxes = d->add_boxes = NULL;
     d->add_defs = NULL;

@@ -5,19 +5,39 @@
 
 static bpt_pairs got;
 
+// A case's method and dimension (its arguments), its generator and its boxes.
+typedef struct rig {
+    bp_method m;
+    int d;
+    bpt_rng r;
+    bpt_boxes b;
+} rig;
+
+static rig rig_open(int argc, char **argv, uint64_t salt) {
+    rig g = {.m = bpt_method_arg(argc, argv, 0)};
+    g.d = bpt_dim_arg(argc, argv, 1);
+    g.r = bpt_rng_make(salt);
+    return g;
+}
+
+static void rig_close(rig *g) { bpt_boxes_free(&g->b); }
+
+// The same pairs in the same order.
+static void expect_same_list(const bpt_pairs *want, const bpt_pairs *have) {
+    CHECK_EQ(want->n, have->n);
+    for (size_t k = 0; k < have->n; ++k) CHECK(want->k[k] == have->k[k]);
+}
+
 static void case_stats(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int d = bpt_dim_arg(argc, argv, 1);
-    bpt_rng r = bpt_rng_make(1);
-    bp_context *ctx = bpt_context(m, d, NULL);
+    rig g = rig_open(argc, argv, 1);
+    bp_context *ctx = bpt_context(g.m, g.d, NULL);
     bp_stats st;
-    bpt_boxes b = {0};
     static const size_t ns[] = {0, 1, 2, 10, 64, 65, 500, 3000};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; ++k) {
         size_t n = ns[k];
         bpt_note("n = %zu", n);
-        bpt_random_boxes(&r, &b, d, n, 10.0 * sqrt((double)n + 1.0), 0.1, 2.0);
-        CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_BUFFER, &got));
+        bpt_random_boxes(&g.r, &g.b, g.d, n, 10.0 * sqrt((double)n + 1.0), 0.1, 2.0);
+        CHECK_OK(bpt_find(ctx, g.d, g.b.v, n, BPT_BUFFER, &got));
         CHECK_OK(bp_get_stats(ctx, &st));
         CHECK_EQ(st.n, n);
         CHECK_EQ(st.pairs, got.n);
@@ -28,15 +48,15 @@ static void case_stats(int argc, char **argv) {
         CHECK_MSG(st.checks >= st.pairs, "fewer checks (%llu) than pairs (%llu)", (unsigned long long)st.checks,
                   (unsigned long long)st.pairs);
         if (st.method == BP_METHOD_BRUTE) CHECK_EQ(st.checks, n * (n - (n > 0)) / 2);
-        if (m != BP_METHOD_AUTO) CHECK_EQ(st.method, m);
+        if (g.m != BP_METHOD_AUTO) CHECK_EQ(st.method, g.m);
         CHECK(st.method != BP_METHOD_AUTO && bp_method_available(st.method));
         CHECK(st.bytes > 0);
         // Callback delivery counts the same pairs.
-        CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_CALLBACK, &got));
+        CHECK_OK(bpt_find(ctx, g.d, g.b.v, n, BPT_CALLBACK, &got));
         CHECK_OK(bp_get_stats(ctx, &st));
         CHECK_EQ(st.pairs, got.n);
         // Bipartite: checks at most na * nb for brute force.
-        CHECK_OK(bpt_find_between(ctx, d, b.v, n / 2, bpt_box(&b, n / 2), n - n / 2, &got));
+        CHECK_OK(bpt_find_between(ctx, g.d, g.b.v, n / 2, bpt_box(&g.b, n / 2), n - n / 2, &got));
         CHECK_OK(bp_get_stats(ctx, &st));
         CHECK_EQ(st.pairs, got.n);
         CHECK_EQ(st.n, n);
@@ -44,95 +64,85 @@ static void case_stats(int argc, char **argv) {
     }
     // A failed call leaves no pairs in the statistics.
     float bad[6] = {NAN, 0, 0, 1, 1, 1};
-    CHECK_ST(bpt_find(ctx, d, bad, 1, BPT_BUFFER, &got), BP_ERR_NONFINITE);
+    CHECK_ST(bpt_find(ctx, g.d, bad, 1, BPT_BUFFER, &got), BP_ERR_NONFINITE);
     CHECK_OK(bp_get_stats(ctx, &st));
     CHECK_EQ(st.pairs, 0);
     bp_context_destroy(ctx);
-    bpt_boxes_free(&b);
+    rig_close(&g);
 }
 
 // sort_pairs: ascending (i, j) whatever the method, in buffer and callback mode (the batches
 // concatenated are sorted too), and the same set as unsorted output.
 static void case_sorted(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int d = bpt_dim_arg(argc, argv, 1);
-    bpt_rng r = bpt_rng_make(2);
+    rig g = rig_open(argc, argv, 2);
     bp_context_def def = bp_default_context_def();
     def.sort_pairs = true;
-    bp_context *ctx = bpt_context(m, d, &def);
-    bp_context *plain = bpt_context(m, d, NULL);
-    bpt_boxes b = {0};
+    bp_context *ctx = bpt_context(g.m, g.d, &def);
+    bp_context *plain = bpt_context(g.m, g.d, NULL);
     bpt_pairs unsorted = {0};
     for (int t = 0; t < 15; ++t) {
-        size_t n = bpt_below(&r, 2000);
-        bpt_random_boxes(&r, &b, d, n, 12.0 * sqrt((double)n + 1.0), 0.1, 4.0);
+        size_t n = bpt_below(&g.r, 2000);
+        bpt_random_boxes(&g.r, &g.b, g.d, n, 12.0 * sqrt((double)n + 1.0), 0.1, 4.0);
         for (int mode = 0; mode < 2; ++mode) {
             bpt_note("trial %d, n = %zu, mode %d", t, n, mode);
-            CHECK_OK(bpt_find(ctx, d, b.v, n, (bpt_delivery)mode, &got));
+            CHECK_OK(bpt_find(ctx, g.d, g.b.v, n, (bpt_delivery)mode, &got));
             CHECK_MSG(bpt_pairs_sorted(&got), "pairs not sorted");
-            CHECK_OK(bpt_find(plain, d, b.v, n, (bpt_delivery)mode, &unsorted));
+            CHECK_OK(bpt_find(plain, g.d, g.b.v, n, (bpt_delivery)mode, &unsorted));
             bpt_pairs_sort(&unsorted);
-            CHECK_EQ(unsorted.n, got.n);
-            for (size_t k = 0; k < got.n; ++k) CHECK(unsorted.k[k] == got.k[k]);
+            expect_same_list(&unsorted, &got);
         }
     }
     bp_context_destroy(ctx);
     bp_context_destroy(plain);
-    bpt_boxes_free(&b);
+    rig_close(&g);
     bpt_pairs_free(&unsorted);
 }
 
 // Callback batches, concatenated, equal the buffer result (same order for sorted output; the
 // same set otherwise); every batch non-empty; many batches for a dense scene.
 static void case_batches(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int d = bpt_dim_arg(argc, argv, 1);
-    bpt_rng r = bpt_rng_make(3);
-    bpt_boxes b = {0};
+    rig g = rig_open(argc, argv, 3);
     bpt_pairs buf = {0};
     for (int sorted = 0; sorted < 2; ++sorted) {
         bp_context_def def = bp_default_context_def();
         def.sort_pairs = sorted;
-        bp_context *ctx = bpt_context(m, d, &def);
+        bp_context *ctx = bpt_context(g.m, g.d, &def);
         for (int t = 0; t < 6; ++t) {
             size_t n = t < 3 ? 1500 : 400;
-            bpt_random_boxes(&r, &b, d, n, t < 3 ? 20.0 : 400.0, 0.5, 3.0);  // dense, then sparse
+            bpt_random_boxes(&g.r, &g.b, g.d, n, t < 3 ? 20.0 : 400.0, 0.5, 3.0);  // dense, then sparse
             bpt_note("sorted %d trial %d", sorted, t);
-            CHECK_OK(bpt_find(ctx, d, b.v, n, BPT_BUFFER, &buf));
+            CHECK_OK(bpt_find(ctx, g.d, g.b.v, n, BPT_BUFFER, &buf));
             bpt_collect c = {&got, 0, 0};
             got.n = 0;
-            CHECK_OK(d == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(b.v), n, bpt_collect_fn, &c)
-                            : bp_find_pairs3_cb(ctx, bpt_as3(b.v), n, bpt_collect_fn, &c));
-            CHECK_EQ(got.n, buf.n);
-            if (t < 3 && d == 2) CHECK_MSG(c.batches > 1, "a dense scene came in %zu batch(es)", c.batches);
+            CHECK_OK(g.d == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(g.b.v), n, bpt_collect_fn, &c)
+                              : bp_find_pairs3_cb(ctx, bpt_as3(g.b.v), n, bpt_collect_fn, &c));
+            if (t < 3 && g.d == 2) CHECK_MSG(c.batches > 1, "a dense scene came in %zu batch(es)", c.batches);
             if (!sorted) {
                 bpt_pairs_sort(&got);
                 bpt_pairs_sort(&buf);
             }
-            for (size_t k = 0; k < got.n; ++k) CHECK(got.k[k] == buf.k[k]);
+            expect_same_list(&buf, &got);
         }
         bp_context_destroy(ctx);
     }
-    bpt_boxes_free(&b);
+    rig_close(&g);
     bpt_pairs_free(&buf);
 }
 
 // Debug drawing runs for every method after every kind of call (a NULL box callback too).
 static void case_debug_draw(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int d = bpt_dim_arg(argc, argv, 1);
-    bpt_rng r = bpt_rng_make(4);
-    bp_context *ctx = bpt_context(m, d, NULL);
-    bpt_boxes b = {0};
+    rig g = rig_open(argc, argv, 4);
+    bp_context *ctx = bpt_context(g.m, g.d, NULL);
     static const size_t ns[] = {0, 1, 30, 800};
     size_t total = 0;
     for (size_t k = 0; k < 4; ++k) {
-        bpt_random_boxes(&r, &b, d, ns[k], 50.0, 0.1, 3.0);
+        bpt_random_boxes(&g.r, &g.b, g.d, ns[k], 50.0, 0.1, 3.0);
         for (int call = 0; call < 2; ++call) {
             bpt_note("n = %zu, call %d", ns[k], call);
-            if (call == 0) CHECK_OK(bpt_find(ctx, d, b.v, b.n, BPT_BUFFER, &got));
-            else CHECK_OK(bpt_find_between(ctx, d, b.v, b.n / 2, bpt_box(&b, b.n / 2), b.n - b.n / 2, &got));
-            bpt_draw c = {.dim = d};
+            const size_t n = g.b.n;
+            if (call == 0) CHECK_OK(bpt_find(ctx, g.d, g.b.v, n, BPT_BUFFER, &got));
+            else CHECK_OK(bpt_find_between(ctx, g.d, g.b.v, n / 2, bpt_box(&g.b, n / 2), n - n / 2, &got));
+            bpt_draw c = {.dim = g.d};
             bp_debug_draw dd = {bpt_draw_box, &c};
             CHECK_OK(bp_debug_draw_structure(ctx, &dd));
             CHECK_MSG(!c.bad, "debug draw gave an inverted or non-finite box or a negative level");
@@ -144,7 +154,7 @@ static void case_debug_draw(int argc, char **argv) {
     }
     printf("%zu boxes drawn\n", total);
     bp_context_destroy(ctx);
-    bpt_boxes_free(&b);
+    rig_close(&g);
 }
 
 static void case_names(int argc, char **argv) {

@@ -79,13 +79,50 @@ static size_t pick(const float *all, size_t n, int dim, int mode, int frame, con
     return m;
 }
 
-// Ends a case: its pairs, its context, its buffers (every box, this rank's boxes and ids) and
-// its scene.
-static void end_case(bp_mpi_context *ctx, u64pairs *got, float *all, float *mine, uint64_t *ids, bp_scene *s) {
+// A case's dimension (its argument), object count, scene and buffers: every box, this rank's
+// boxes and their ids.
+typedef struct {
+    int dim;
+    size_t n;
+    bp_scene s;
+    float *all, *mine;
+    uint64_t *ids;
+} mpi_rig;
+
+// The buffers, no scene yet.
+static mpi_rig rig_buffers(int argc, char **argv, size_t n) {
+    mpi_rig rig = {.dim = bpt_dim_arg(argc, argv, 0), .n = n};
+    const size_t F = (size_t)(2 * rig.dim);
+    rig.all = bpt_xrealloc(NULL, n * F * sizeof(float));
+    rig.mine = bpt_xrealloc(NULL, n * F * sizeof(float));
+    rig.ids = bpt_xrealloc(NULL, n * sizeof(uint64_t));
+    return rig;
+}
+
+// The scene of n objects of this kind (the suite's seed), then the buffers.
+static mpi_rig rig_open(int argc, char **argv, bp_scene_kind kind, size_t n) {
+    mpi_rig rig = rig_buffers(argc, argv, n);
+    CHECK(bp_scene_init_kind(&rig.s, kind, n, rig.dim, bpt_seed) == 0);
+    return rig;
+}
+
+static void rig_free_buffers(mpi_rig *rig) {
+    free(rig->all), free(rig->mine), free(rig->ids);
+}
+
+// A context that must be created.
+static bp_mpi_context *create_ok(const bp_mpi_def *def) {
+    bp_mpi_context *ctx = NULL;
+    CHECK_OK(bp_mpi_create(def, &ctx));
+    return ctx;
+}
+
+// Ends a case: its pairs, its context, its buffers and its scene.
+static void end_case(bp_mpi_context *ctx, u64pairs *got, mpi_rig *rig) {
     free(got->v);
     bp_mpi_destroy(ctx);
-    free(all), free(mine), free(ids);
-    bp_scene_free(s);
+    rig_free_buffers(rig);
+    bp_scene_free(&rig->s);
 }
 
 // Gathers every rank's pairs on rank 0 and compares them with brute force over `all`; every rank
@@ -227,46 +264,39 @@ static void check_regions(const bp_mpi_context *ctx, int dim, double world) {
 // Every scene, several frames: ownership by index, by region and with an empty rank; buffer and
 // callback; the balanced default, a threshold of 0 (a new cut every frame) and the caller's grid.
 static void case_oracle(int argc, char **argv) {
-    const int dim = bpt_dim_arg(argc, argv, 0);
     for (int kind = 0; kind < BP_SCENE_COUNT; ++kind) {
-        bp_scene s;
-        const size_t n = kind == BP_SCENE_SEED ? 300 : 500;
-        CHECK(bp_scene_init_kind(&s, (bp_scene_kind)kind, n, dim, bpt_seed) == 0);
-        const size_t F = (size_t)(2 * dim);
-        float *all = bpt_xrealloc(NULL, n * F * sizeof(float)), *mine = bpt_xrealloc(NULL, n * F * sizeof(float));
-        uint64_t *ids = bpt_xrealloc(NULL, n * sizeof(uint64_t));
+        mpi_rig rig = rig_open(argc, argv, (bp_scene_kind)kind, kind == BP_SCENE_SEED ? 300 : 500);
         for (int variant = 0; variant < 2; ++variant) {
             bp_mpi_def def = bp_mpi_default_def();
-            def.dimension = dim;
+            def.dimension = rig.dim;
             def.rebalance_threshold = variant ? 0.0f : 0.25f;
             def.method = variant ? BP_METHOD_SWEEP : BP_METHOD_AUTO;
             def.workers = variant ? 2 : 1;
             failing f = {0, 0, 0, false};  // counts only: nothing may be left after destroy
             def.allocator = (bp_allocator){f_alloc, f_free, &f};
-            bp_mpi_context *ctx;
-            CHECK_OK(bp_mpi_create(&def, &ctx));
+            bp_mpi_context *ctx = create_ok(&def);
             u64pairs got = {0};
             double prev_imbalance = 0.0;
             for (int frame = 0; frame < 8; ++frame) {
-                bpt_note("scene %s dim %d variant %d frame %d", bp_scene_name((bp_scene_kind)kind), dim, variant, frame);
+                bpt_note("scene %s dim %d variant %d frame %d", bp_scene_name((bp_scene_kind)kind), rig.dim, variant, frame);
                 if (frame == 4) {
                     int counts[3];
                     float cuts[8];
-                    grid_for(dim, s.world, counts, cuts);
+                    grid_for(rig.dim, rig.s.world, counts, cuts);
                     CHECK_OK(bp_mpi_set_grid(ctx, counts, cuts));
                     float lo[3], hi[3], c[3];
                     CHECK_OK(bp_mpi_get_region(ctx, rank_, lo, hi));
-                    for (int a = 0; a < dim; ++a) c[a] = isfinite(lo[a]) ? lo[a] : isfinite(hi[a]) ? hi[a] - 1 : 0;
+                    for (int a = 0; a < rig.dim; ++a) c[a] = isfinite(lo[a]) ? lo[a] : isfinite(hi[a]) ? hi[a] - 1 : 0;
                     int r;
                     CHECK_OK(bp_mpi_rank_of(ctx, c, &r));
                     CHECK_EQ(r, rank_);
                 }
                 if (frame == 6) CHECK_OK(bp_mpi_set_grid(ctx, NULL, NULL));
-                bp_scene_boxes(&s, all);
+                bp_scene_boxes(&rig.s, rig.all);
                 const int mode = frame % 3;
-                const size_t m = pick(all, n, dim, frame == 0 ? 0 : mode, frame, ctx, mine, ids);
-                CHECK_OK(find(ctx, dim, mine, ids, m, frame % 2 == 1, &got));
-                expect_union(all, n, dim, got.v, got.n, ids, m);
+                const size_t m = pick(rig.all, rig.n, rig.dim, frame == 0 ? 0 : mode, frame, ctx, rig.mine, rig.ids);
+                CHECK_OK(find(ctx, rig.dim, rig.mine, rig.ids, m, frame % 2 == 1, &got));
+                expect_union(rig.all, rig.n, rig.dim, got.v, got.n, rig.ids, m);
                 bp_mpi_stats st;
                 CHECK_OK(bp_mpi_get_stats(ctx, &st));
                 CHECK_EQ(st.objects, m);
@@ -274,78 +304,66 @@ static void case_oracle(int argc, char **argv) {
                 CHECK(st.imbalance >= 0.0);
                 check_stats(&st, frame, variant, frame == 4 || frame == 5, prev_imbalance);
                 prev_imbalance = st.imbalance;
-                check_regions(ctx, dim, s.world);
+                check_regions(ctx, rig.dim, rig.s.world);
                 // Several moves per frame: objects cross the region borders between calls.
-                for (int k = 0; k < 3; ++k) bp_scene_step(&s);
+                for (int k = 0; k < 3; ++k) bp_scene_step(&rig.s);
             }
             free(got.v);
             bp_mpi_destroy(ctx);
             CHECK_MSG(f.live == 0, "rank %d leaks %zu bytes", rank_, f.live);
         }
-        free(all), free(mine), free(ids);
-        bp_scene_free(&s);
+        rig_free_buffers(&rig);
+        bp_scene_free(&rig.s);
     }
 }
 
 // A rank with no objects (NULL arrays), then every rank with none, then objects again.
 static void case_empty(int argc, char **argv) {
-    const int dim = bpt_dim_arg(argc, argv, 0);
-    bp_scene s;
-    const size_t n = 400, F = (size_t)(2 * dim);
-    CHECK(bp_scene_init_kind(&s, BP_SCENE_CLUSTERED, n, dim, bpt_seed) == 0);
-    float *all = bpt_xrealloc(NULL, n * F * sizeof(float)), *mine = bpt_xrealloc(NULL, n * F * sizeof(float));
-    uint64_t *ids = bpt_xrealloc(NULL, n * sizeof(uint64_t));
+    mpi_rig rig = rig_open(argc, argv, BP_SCENE_CLUSTERED, 400);
     bp_mpi_def def = bp_mpi_default_def();
-    def.dimension = dim;
-    bp_mpi_context *ctx;
-    CHECK_OK(bp_mpi_create(&def, &ctx));
+    def.dimension = rig.dim;
+    bp_mpi_context *ctx = create_ok(&def);
     u64pairs got = {0};
     for (int frame = 0; frame < 4; ++frame) {
         bpt_note("frame %d", frame);
-        bp_scene_boxes(&s, all);
+        bp_scene_boxes(&rig.s, rig.all);
         size_t m = 0;
         if (frame == 1) {
-            CHECK_OK(find(ctx, dim, NULL, NULL, 0, false, &got));  // nobody has anything
+            CHECK_OK(find(ctx, rig.dim, NULL, NULL, 0, false, &got));  // nobody has anything
             CHECK_EQ(got.n, 0);
             continue;
         }
-        m = pick(all, n, dim, 2, frame, ctx, mine, ids);
+        m = pick(rig.all, rig.n, rig.dim, 2, frame, ctx, rig.mine, rig.ids);
         if (rank_ == 0 && ranks_ > 1) CHECK_EQ(m, 0);
-        CHECK_OK(find(ctx, dim, m ? mine : NULL, m ? ids : NULL, m, frame == 3, &got));
-        expect_union(all, n, dim, got.v, got.n, ids, m);
-        bp_scene_step(&s);
+        CHECK_OK(find(ctx, rig.dim, m ? rig.mine : NULL, m ? rig.ids : NULL, m, frame == 3, &got));
+        expect_union(rig.all, rig.n, rig.dim, got.v, got.n, rig.ids, m);
+        bp_scene_step(&rig.s);
     }
-    end_case(ctx, &got, all, mine, ids, &s);
+    end_case(ctx, &got, &rig);
 }
 
 // A warm context allocates nothing: objects owned by region and moving, the same pairs as brute
 // force, and no allocation on any rank once a few frames have sized the buffers.
 static void case_warm(int argc, char **argv) {
-    const int dim = bpt_dim_arg(argc, argv, 0);
-    const size_t n = 3000, F = (size_t)(2 * dim);
-    bp_scene s;
-    CHECK(bp_scene_init_kind(&s, BP_SCENE_UNIFORM, n, dim, bpt_seed) == 0);
-    float *all = bpt_xrealloc(NULL, n * F * sizeof(float)), *mine = bpt_xrealloc(NULL, n * F * sizeof(float));
-    uint64_t *ids = bpt_xrealloc(NULL, n * sizeof(uint64_t));
+    mpi_rig rig = rig_open(argc, argv, BP_SCENE_UNIFORM, 3000);
     failing f = {0, 0, 0, false};
     bp_mpi_def def = bp_mpi_default_def();
-    def.dimension = dim;
+    def.dimension = rig.dim;
     def.allocator = (bp_allocator){f_alloc, f_free, &f};
-    bp_mpi_context *ctx;
-    CHECK_OK(bp_mpi_create(&def, &ctx));
+    bp_mpi_context *ctx = create_ok(&def);
     u64pairs got = {0};
     long warm = 0;
     for (int frame = 0; frame < 14; ++frame) {
         bpt_note("frame %d", frame);
-        bp_scene_boxes(&s, all);
-        const size_t m = pick(all, n, dim, frame == 0 ? 0 : 1, frame, ctx, mine, ids);
-        CHECK_OK(find(ctx, dim, mine, ids, m, frame % 2 == 1, &got));
-        expect_union(all, n, dim, got.v, got.n, ids, m);
+        bp_scene_boxes(&rig.s, rig.all);
+        const size_t m = pick(rig.all, rig.n, rig.dim, frame == 0 ? 0 : 1, frame, ctx, rig.mine, rig.ids);
+        CHECK_OK(find(ctx, rig.dim, rig.mine, rig.ids, m, frame % 2 == 1, &got));
+        expect_union(rig.all, rig.n, rig.dim, got.v, got.n, rig.ids, m);
         if (frame == 6) warm = f.count;
         if (frame > 6) CHECK_MSG(f.count == warm, "rank %d allocated %ld times in warm frame %d", rank_, f.count - warm, frame);
-        bp_scene_step(&s);
+        bp_scene_step(&rig.s);
     }
-    end_case(ctx, &got, all, mine, ids, &s);
+    end_case(ctx, &got, &rig);
     CHECK_EQ(f.live, 0);  // the buffers above are not the context's
 }
 
@@ -356,20 +374,16 @@ static bool stop_on_last(const bp_mpi_pair *pairs, size_t count, void *user) {
 
 // Bad input on one rank (the last): every rank gets the same status, and the next frame is right.
 static void case_errors(int argc, char **argv) {
-    const int dim = bpt_dim_arg(argc, argv, 0);
-    const size_t n = 500, F = (size_t)(2 * dim);
-    bp_scene s;
-    CHECK(bp_scene_init_kind(&s, BP_SCENE_UNIFORM, n, dim, bpt_seed) == 0);
-    float *all = bpt_xrealloc(NULL, n * F * sizeof(float)), *mine = bpt_xrealloc(NULL, n * F * sizeof(float));
-    uint64_t *ids = bpt_xrealloc(NULL, n * sizeof(uint64_t));
+    mpi_rig rig = rig_open(argc, argv, BP_SCENE_UNIFORM, 500);
+    const size_t F = (size_t)(2 * rig.dim);
     const bool last = rank_ == ranks_ - 1;
 
     // Definitions that differ between ranks, or are bad on one.
     bp_mpi_def def = bp_mpi_default_def();
-    def.dimension = dim;
+    def.dimension = rig.dim;
     bp_mpi_context *ctx = (bp_mpi_context *)&def;
     bp_mpi_def bad = def;
-    if (last) bad.dimension = 5 - dim;
+    if (last) bad.dimension = 5 - rig.dim;
     bp_status st = bp_mpi_create(&bad, &ctx);
     CHECK_ST(st, ranks_ > 1 ? BP_ERR_INVALID_ARG : BP_OK);
     if (st == BP_OK) bp_mpi_destroy(ctx);
@@ -391,17 +405,17 @@ static void case_errors(int argc, char **argv) {
     u64pairs got = {0};
     for (int step = 0; step < 9; ++step) {
         bpt_note("step %d", step);
-        bp_scene_boxes(&s, all);
-        size_t m = pick(all, n, dim, 0, step, ctx, mine, ids);
+        bp_scene_boxes(&rig.s, rig.all);
+        size_t m = pick(rig.all, rig.n, rig.dim, 0, step, ctx, rig.mine, rig.ids);
         bp_status want = BP_OK;
         bool cb = false;
         switch (step) {
         case 1: // NaN
-            if (last && m) mine[0] = NAN;
+            if (last && m) rig.mine[0] = NAN;
             want = BP_ERR_NONFINITE;
             break;
         case 2: // inverted (an infinity on another rank's box would say NONFINITE, the lower code)
-            if (last && m) mine[F - 1] = mine[dim - 1] - 1.0f;
+            if (last && m) rig.mine[F - 1] = rig.mine[rig.dim - 1] - 1.0f;
             want = BP_ERR_INVERTED_BOX;
             break;
         case 3: // ids missing
@@ -412,7 +426,7 @@ static void case_errors(int argc, char **argv) {
             want = BP_ERR_STOPPED;
             break;
         case 5: // a grid whose cuts differ on one rank, then one of the wrong size
-            grid_for(dim, s.world, counts, cuts);
+            grid_for(rig.dim, rig.s.world, counts, cuts);
             if (ranks_ > 1 && last) cuts[0] += 1.0f;
             CHECK_ST(bp_mpi_set_grid(ctx, counts, cuts), ranks_ > 1 ? BP_ERR_INVALID_ARG : BP_OK);
             counts[0] = last ? ranks_ + 1 : ranks_;
@@ -425,8 +439,8 @@ static void case_errors(int argc, char **argv) {
         }
         got.n = 0;
         if (step == 4) {
-            st = dim == 2 ? bp_mpi_find_pairs2_cb(ctx, bpt_as2(mine), ids, m, stop_on_last, NULL)
-                          : bp_mpi_find_pairs3_cb(ctx, bpt_as3(mine), ids, m, stop_on_last, NULL);
+            st = rig.dim == 2 ? bp_mpi_find_pairs2_cb(ctx, bpt_as2(rig.mine), rig.ids, m, stop_on_last, NULL)
+                              : bp_mpi_find_pairs3_cb(ctx, bpt_as3(rig.mine), rig.ids, m, stop_on_last, NULL);
             // The last rank stops only if it has pairs to deliver.
             int had = 0, any = 0;
             bp_mpi_stats stt;
@@ -436,35 +450,31 @@ static void case_errors(int argc, char **argv) {
             (void)cb;
             if (!any) want = st;
         } else if (step == 6 && last) {
-            st = dim == 2 ? bp_mpi_find_pairs3(ctx, bpt_as3(mine), ids, m, &(bp_mpi_pairs){0})
-                          : bp_mpi_find_pairs2(ctx, bpt_as2(mine), ids, m, &(bp_mpi_pairs){0});
+            st = rig.dim == 2 ? bp_mpi_find_pairs3(ctx, bpt_as3(rig.mine), rig.ids, m, &(bp_mpi_pairs){0})
+                              : bp_mpi_find_pairs2(ctx, bpt_as2(rig.mine), rig.ids, m, &(bp_mpi_pairs){0});
         } else {
-            st = find(ctx, dim, mine, step == 3 && last ? NULL : ids, step == 3 && last ? m + 1 : m, false, &got);
+            st = find(ctx, rig.dim, rig.mine, step == 3 && last ? NULL : rig.ids, step == 3 && last ? m + 1 : m, false, &got);
         }
         check_same_everywhere(st);
         CHECK_ST(st, want);
-        if (st == BP_OK) expect_union(all, n, dim, got.v, got.n, ids, m);
-        bp_scene_step(&s);
+        if (st == BP_OK) expect_union(rig.all, rig.n, rig.dim, got.v, got.n, rig.ids, m);
+        bp_scene_step(&rig.s);
     }
-    end_case(ctx, &got, all, mine, ids, &s);
+    end_case(ctx, &got, &rig);
 }
 
 // Fails allocation k = 1, 2, ... on one rank (rotating), through create, frames that grow every
 // buffer, a new decomposition and a grid, until a whole run passes with nothing failed.
 static void case_nomem(int argc, char **argv) {
-    const int dim = bpt_dim_arg(argc, argv, 0);
-    const size_t n = 300, F = (size_t)(2 * dim);
-    float *all = bpt_xrealloc(NULL, n * F * sizeof(float)), *mine = bpt_xrealloc(NULL, n * F * sizeof(float));
-    uint64_t *ids = bpt_xrealloc(NULL, n * sizeof(uint64_t));
+    mpi_rig rig = rig_buffers(argc, argv, 300);
     u64pairs got = {0};
     for (long k = 1;; ++k) {
         const int victim = (int)(k % ranks_);
         failing f = {0, rank_ == victim ? k : 0, 0, false};
         bpt_note("failing allocation %ld on rank %d", k, victim);
-        bp_scene s;
-        CHECK(bp_scene_init_kind(&s, BP_SCENE_CLUSTERED, n, dim, bpt_seed) == 0);
+        CHECK(bp_scene_init_kind(&rig.s, BP_SCENE_CLUSTERED, rig.n, rig.dim, bpt_seed) == 0);
         bp_mpi_def def = bp_mpi_default_def();
-        def.dimension = dim;
+        def.dimension = rig.dim;
         def.rebalance_threshold = 0.0f;
         def.allocator = (bp_allocator){f_alloc, f_free, &f};
         bp_mpi_context *ctx;
@@ -475,18 +485,18 @@ static void case_nomem(int argc, char **argv) {
                 if (frame == 2) {
                     int counts[3];
                     float cuts[8];
-                    grid_for(dim, s.world, counts, cuts);
+                    grid_for(rig.dim, rig.s.world, counts, cuts);
                     st = bp_mpi_set_grid(ctx, counts, cuts);
                     check_same_everywhere(st);
                     CHECK(st == BP_OK);  // allocates nothing
                 }
-                bp_scene_boxes(&s, all);
-                const size_t m = pick(all, n, dim, frame == 3 ? 1 : 0, frame, ctx, mine, ids);
-                st = find(ctx, dim, mine, ids, m, frame == 1, &got);
+                bp_scene_boxes(&rig.s, rig.all);
+                const size_t m = pick(rig.all, rig.n, rig.dim, frame == 3 ? 1 : 0, frame, ctx, rig.mine, rig.ids);
+                st = find(ctx, rig.dim, rig.mine, rig.ids, m, frame == 1, &got);
                 check_same_everywhere(st);
                 CHECK(st == BP_OK || st == BP_ERR_NOMEM);
-                if (st == BP_OK) expect_union(all, n, dim, got.v, got.n, ids, m);
-                for (int j = 0; j < 5; ++j) bp_scene_step(&s);
+                if (st == BP_OK) expect_union(rig.all, rig.n, rig.dim, got.v, got.n, rig.ids, m);
+                for (int j = 0; j < 5; ++j) bp_scene_step(&rig.s);
             }
             bp_mpi_destroy(ctx);
         } else {
@@ -494,14 +504,14 @@ static void case_nomem(int argc, char **argv) {
             CHECK(ctx == NULL);
         }
         CHECK_MSG(f.live == 0, "rank %d leaks %zu bytes", rank_, f.live);
-        bp_scene_free(&s);
+        bp_scene_free(&rig.s);
         int failed = f.failed, any = 0;
         MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (!any) break;
         CHECK(k < 100000);
     }
     free(got.v);
-    free(all), free(mine), free(ids);
+    rig_free_buffers(&rig);
 }
 
 static const bpt_case cases[] = {

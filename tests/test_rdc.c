@@ -38,6 +38,22 @@ static bp_context *make_ctx(int dim, bp_method m, uint32_t threshold, float eps)
     return ctx;
 }
 
+// RDC beside brute force, its oracle, in one dimension (either NULL when it could not be made).
+typedef struct rig {
+    bp_context *rdc, *brute;
+} rig;
+
+static rig rig_open(int dim, uint32_t threshold) {
+    rig g = {make_ctx(dim, BP_METHOD_RDC, threshold, 0.0f), NULL};
+    g.brute = make_ctx(dim, BP_METHOD_BRUTE, 0, 0.0f);
+    return g;
+}
+
+static void rig_close(rig *g) {
+    bp_context_destroy(g->rdc);
+    bp_context_destroy(g->brute);
+}
+
 static bp_status run(bp_context *ctx, int dim, const float *boxes, size_t n, bp_pairs *out) {
     return dim == 2 ? bp_find_pairs2(ctx, (const bp_box2 *)(const void *)boxes, n, out)
                     : bp_find_pairs3(ctx, (const bp_box3 *)(const void *)boxes, n, out);
@@ -176,9 +192,8 @@ static void test_random(int argc, char **argv) {
     CHECK(boxes);
     for (int dim = 2; dim <= 3; ++dim) {
         for (size_t t = 0; t < sizeof thresholds / sizeof thresholds[0]; ++t) {
-            bp_context *rdc = make_ctx(dim, BP_METHOD_RDC, thresholds[t], 0.0f);
-            bp_context *brute = make_ctx(dim, BP_METHOD_BRUTE, 0, 0.0f);
-            if (!rdc || !brute) {
+            rig g = rig_open(dim, thresholds[t]);
+            if (!g.rdc || !g.brute) {
                 free(boxes);
                 CHECK(0);
             }
@@ -190,15 +205,13 @@ static void test_random(int argc, char **argv) {
                 if (round % 3 == 1) snap_boxes(boxes, n, dim, 1.0f);
                 char what[64];
                 snprintf(what, sizeof what, "random thr=%u round %d", thresholds[t], round);
-                if (!same_as_brute(rdc, brute, dim, boxes, n, what)) {
-                    bp_context_destroy(rdc);
-                    bp_context_destroy(brute);
+                if (!same_as_brute(g.rdc, g.brute, dim, boxes, n, what)) {
+                    rig_close(&g);
                     free(boxes);
                     CHECK(0);
                 }
             }
-            bp_context_destroy(rdc);
-            bp_context_destroy(brute);
+            rig_close(&g);
         }
     }
     free(boxes);
@@ -212,17 +225,16 @@ static void test_frames(int argc, char **argv) {
     double *vel = malloc(N * 3 * sizeof *vel);
     CHECK(boxes && vel);
     for (int dim = 2; dim <= 3; ++dim) {
-        bp_context *rdc = make_ctx(dim, BP_METHOD_RDC, 0, 0.0f);
-        bp_context *brute = make_ctx(dim, BP_METHOD_BRUTE, 0, 0.0f);
+        rig g = rig_open(dim, 0);
         uint64_t s = bpt_seed * 77 + (uint64_t)dim;
         random_boxes(&s, boxes, N, dim, 120.0, 3.0);
         for (size_t k = 0; k < N * (size_t)dim; ++k) vel[k] = rng_range(&s, -0.5, 0.5);
-        int ok = rdc && brute;
+        int ok = g.rdc && g.brute;
         for (int frame = 0; frame < 30 && ok; ++frame) {
             size_t n = frame % 7 == 6 ? N / 2 + (size_t)frame : N;
             char what[64];
             snprintf(what, sizeof what, "frames dim=%d frame %d", dim, frame);
-            ok = same_as_brute(rdc, brute, dim, boxes, n, what);
+            ok = same_as_brute(g.rdc, g.brute, dim, boxes, n, what);
             for (size_t k = 0; k < N; ++k)
                 for (int a = 0; a < dim; ++a) {
                     float *b = boxes + k * (size_t)(2 * dim);
@@ -231,8 +243,7 @@ static void test_frames(int argc, char **argv) {
                     b[dim + a] += v;
                 }
         }
-        bp_context_destroy(rdc);
-        bp_context_destroy(brute);
+        rig_close(&g);
         if (!ok) {
             free(boxes);
             free(vel);
@@ -251,33 +262,32 @@ static void test_degenerate(int argc, char **argv) {
     static float boxes[N * 6];
     for (int dim = 2; dim <= 3; ++dim) {
         const size_t stride = (size_t)(2 * dim);
-        bp_context *rdc = make_ctx(dim, BP_METHOD_RDC, 0, 0.0f);
-        bp_context *brute = make_ctx(dim, BP_METHOD_BRUTE, 0, 0.0f);
-        CHECK(rdc && brute);
+        rig g = rig_open(dim, 0);
+        CHECK(g.rdc && g.brute);
         uint64_t s = bpt_seed * 31 + (uint64_t)dim;
         int ok = 1;
         // n = 0 and n = 1
         random_boxes(&s, boxes, 1, dim, 10.0, 1.0);
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, 0, "n=0");
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, 1, "n=1");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, 0, "n=0");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, 1, "n=1");
         // all identical (the seed's worst case: no axis cuts)
         for (size_t k = 0; k < 200; ++k) memcpy(boxes + k * stride, boxes, stride * sizeof *boxes);
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, 200, "identical");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, 200, "identical");
         // points, many coinciding
         for (size_t k = 0; k < N; ++k)
             for (int a = 0; a < dim; ++a) boxes[k * stride + (size_t)a] = boxes[k * stride + (size_t)(dim + a)] = (float)(rng_next(&s) % 20);
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, N, "points");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, N, "points");
         // everything on one x
         random_boxes(&s, boxes, N, dim, 300.0, 2.0);
         for (size_t k = 0; k < N; ++k) {
             boxes[k * stride] = 5.0f;
             boxes[k * stride + (size_t)dim] = 7.0f;
         }
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, N, "line");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, N, "line");
         // around +-1e7 (float spacing 1): touching and overlapping by one ulp
         random_boxes(&s, boxes, N, dim, 3000.0, 40.0);
         for (size_t k = 0; k < N * stride; ++k) boxes[k] = floorf(boxes[k]) + ((k / stride) % 2 ? 1e7f : -1e7f);
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, N, "1e7");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, N, "1e7");
         // up to +-FLT_MAX: extents overflow float, buckets must not
         random_boxes(&s, boxes, N, dim, 100.0, 10.0);
         for (size_t k = 0; k < N; ++k) {
@@ -293,14 +303,14 @@ static void test_degenerate(int argc, char **argv) {
                 }
             }
         }
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, N, "FLT_MAX");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, N, "FLT_MAX");
         // one box covering everything, the rest sparse
         random_boxes(&s, boxes, N, dim, 1000.0, 1.0);
         for (int a = 0; a < dim; ++a) {
             boxes[a] = -1.0f;
             boxes[dim + a] = 1001.0f;
         }
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, N, "cover");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, N, "cover");
         // wildly different sizes
         for (size_t k = 0; k < N; ++k) {
             float *b = boxes + k * stride;
@@ -311,16 +321,15 @@ static void test_degenerate(int argc, char **argv) {
                 b[dim + a] = (float)(c + size);
             }
         }
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, N, "sizes");
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, N, "sizes");
         // a frame after an error: NaN, then the same valid frame again
         float saved = boxes[3];
         boxes[3] = NAN;
         bp_pairs out;
-        ok = ok && run(rdc, dim, boxes, N, &out) == BP_ERR_NONFINITE;
+        ok = ok && run(g.rdc, dim, boxes, N, &out) == BP_ERR_NONFINITE;
         boxes[3] = saved;
-        ok = ok && same_as_brute(rdc, brute, dim, boxes, N, "after error");
-        bp_context_destroy(rdc);
-        bp_context_destroy(brute);
+        ok = ok && same_as_brute(g.rdc, g.brute, dim, boxes, N, "after error");
+        rig_close(&g);
         CHECK(ok);
     }
 }
@@ -340,12 +349,10 @@ static void test_deep(int argc, char **argv) {
         b[2] = (float)(b[0] + e);
         b[3] = (float)(b[1] + e);
     }
-    bp_context *rdc = make_ctx(2, BP_METHOD_RDC, 1, 0.0f);
-    bp_context *brute = make_ctx(2, BP_METHOD_BRUTE, 0, 0.0f);
-    CHECK(rdc && brute);
-    int ok = same_as_brute(rdc, brute, 2, boxes, N, "deep");
-    bp_context_destroy(rdc);
-    bp_context_destroy(brute);
+    rig g = rig_open(2, 1);
+    CHECK(g.rdc && g.brute);
+    int ok = same_as_brute(g.rdc, g.brute, 2, boxes, N, "deep");
+    rig_close(&g);
     CHECK(ok);
 }
 
@@ -423,11 +430,10 @@ static void test_queries(int argc, char **argv) {
             // sparse (many groups), dense (one swept group), snapped (touching)
             random_boxes(&s, boxes, N, dim, scene == 0 ? 2000.0 : 150.0, 4.0);
             if (scene == 2) snap_boxes(boxes, N, dim, 2.0f);
-            bp_context *rdc = make_ctx(dim, BP_METHOD_RDC, scene == 0 ? 1 : 0, 0.0f);
-            bp_context *brute = make_ctx(dim, BP_METHOD_BRUTE, 0, 0.0f);
-            CHECK(rdc && brute);
+            rig g = rig_open(dim, scene == 0 ? 1 : 0);
+            CHECK(g.rdc && g.brute);
             bp_pairs out;
-            int ok = run(rdc, dim, boxes, N, &out) == BP_OK && run(brute, dim, boxes, N, &out) == BP_OK;
+            int ok = run(g.rdc, dim, boxes, N, &out) == BP_OK && run(g.brute, dim, boxes, N, &out) == BP_OK;
             const double world = scene == 0 ? 2000.0 : 150.0;
             for (int k = 0; ok && k < 300; ++k) {
                 float lo[3], hi[3], c[3];
@@ -442,17 +448,16 @@ static void test_queries(int argc, char **argv) {
                 size_t ca;
                 uint32_t got[N];
                 int kind = k % 3;
-                bp_status sa = kind == 0 ? bp_query_box(rdc, lo, hi, &qa)
-                                         : kind == 1 ? bp_query_sphere(rdc, c, radius, &qa) : bp_query_point(rdc, c, &qa);
+                bp_status sa = kind == 0 ? bp_query_box(g.rdc, lo, hi, &qa)
+                                         : kind == 1 ? bp_query_sphere(g.rdc, c, radius, &qa) : bp_query_point(g.rdc, c, &qa);
                 ca = qa.count;
                 if (sa == BP_OK && ca) memcpy(got, qa.indices, ca * sizeof *got);
-                bp_status sb = kind == 0 ? bp_query_box(brute, lo, hi, &qb)
-                                         : kind == 1 ? bp_query_sphere(brute, c, radius, &qb) : bp_query_point(brute, c, &qb);
+                bp_status sb = kind == 0 ? bp_query_box(g.brute, lo, hi, &qb)
+                                         : kind == 1 ? bp_query_sphere(g.brute, c, radius, &qb) : bp_query_point(g.brute, c, &qb);
                 ok = sa == BP_OK && sb == BP_OK && ca == qb.count && (ca == 0 || memcmp(got, qb.indices, ca * sizeof *got) == 0);
                 if (!ok) fprintf(stderr, "query %d kind %d dim %d scene %d: rdc %zu, brute %zu\n", k, kind, dim, scene, ca, qb.count);
             }
-            bp_context_destroy(rdc);
-            bp_context_destroy(brute);
+            rig_close(&g);
             CHECK(ok);
         }
     }
@@ -515,15 +520,13 @@ static void test_between(int argc, char **argv) {
     uint64_t s = bpt_seed * 11;
     random_boxes(&s, a, NA, 2, 100.0, 4.0);
     random_boxes(&s, b, NB, 2, 100.0, 4.0);
-    bp_context *rdc = make_ctx(2, BP_METHOD_RDC, 0, 0.0f);
-    bp_context *brute = make_ctx(2, BP_METHOD_BRUTE, 0, 0.0f);
-    CHECK(rdc && brute);
+    rig g = rig_open(2, 0);
+    CHECK(g.rdc && g.brute);
     bp_pairs pa, pb;
-    CHECK_OK(bp_find_pairs_between2(rdc, (const bp_box2 *)(const void *)a, NA, (const bp_box2 *)(const void *)b, NB, &pa));
-    CHECK_OK(bp_find_pairs_between2(brute, (const bp_box2 *)(const void *)a, NA, (const bp_box2 *)(const void *)b, NB, &pb));
+    CHECK_OK(bp_find_pairs_between2(g.rdc, (const bp_box2 *)(const void *)a, NA, (const bp_box2 *)(const void *)b, NB, &pa));
+    CHECK_OK(bp_find_pairs_between2(g.brute, (const bp_box2 *)(const void *)a, NA, (const bp_box2 *)(const void *)b, NB, &pb));
     CHECK(pa.count == pb.count && memcmp(pa.pairs, pb.pairs, pa.count * sizeof *pa.pairs) == 0);
-    bp_context_destroy(rdc);
-    bp_context_destroy(brute);
+    rig_close(&g);
 }
 
 static const bpt_case cases[] = {

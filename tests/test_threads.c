@@ -180,6 +180,21 @@ static void free_inputs(inputs *s) {
     memset(s, 0, sizeof *s);
 }
 
+// A case's method and dimension (its arguments) and its input scenes.
+typedef struct rig {
+    bp_method m;
+    int dim;
+    inputs s;
+} rig;
+
+static rig rig_open(int argc, char **argv) {
+    rig g = {.m = bpt_method_arg(argc, argv, 0)};
+    g.dim = bpt_dim_arg(argc, argv, 1);
+    return g;
+}
+
+static void rig_close(rig *g) { free_inputs(&g->s); }
+
 // ---------------------------------------------------------------------------------------------
 // A log of everything a script delivered, compared byte for byte between configurations. Marks
 // (input, frame, step) are logged too, so a difference can be located.
@@ -482,30 +497,26 @@ static void compare_layout(bp_method m, int dim, const inputs *s, bool sorted, b
 }
 
 static void compare_workers(int argc, char **argv, bool sorted) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int dim = bpt_dim_arg(argc, argv, 1);
-    inputs s = {0};
-    make_inputs(&s, dim, m == BP_METHOD_BRUTE);
-    compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_AUTO, 0);
+    rig g = rig_open(argc, argv);
+    make_inputs(&g.s, g.dim, g.m == BP_METHOD_BRUTE);
+    compare_layout(g.m, g.dim, &g.s, sorted, BP_GRID_LAYOUT_AUTO, 0);
     // The grid's sorted layout everywhere (AUTO takes the table in small 2D worlds); the loose
     // quadtree, RDC with an epsilon, sweep without coherence.
-    if (m == BP_METHOD_GRID && dim == 2) compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_SORTED, 0);
-    if ((m == BP_METHOD_QUADTREE || m == BP_METHOD_RDC || m == BP_METHOD_SWEEP) && !sorted && Q(true, dim == 2))
-        compare_layout(m, dim, &s, sorted, BP_GRID_LAYOUT_AUTO, 1);
-    free_inputs(&s);
+    if (g.m == BP_METHOD_GRID && g.dim == 2) compare_layout(g.m, g.dim, &g.s, sorted, BP_GRID_LAYOUT_SORTED, 0);
+    if ((g.m == BP_METHOD_QUADTREE || g.m == BP_METHOD_RDC || g.m == BP_METHOD_SWEEP) && !sorted && Q(true, g.dim == 2))
+        compare_layout(g.m, g.dim, &g.s, sorted, BP_GRID_LAYOUT_AUTO, 1);
+    rig_close(&g);
 }
 
 static void case_same(int argc, char **argv) { compare_workers(argc, argv, false); }
 static void case_sorted(int argc, char **argv) { compare_workers(argc, argv, true); }
 
 static void case_hooks(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int dim = bpt_dim_arg(argc, argv, 1);
-    inputs s = {0};
-    make_inputs(&s, dim, m == BP_METHOD_BRUTE);
+    rig g = rig_open(argc, argv);
+    make_inputs(&g.s, g.dim, g.m == BP_METHOD_BRUTE);
     tlog ref = {0};
     config c = {1, false, NULL, NULL, 1, BP_GRID_LAYOUT_AUTO, 0};
-    run_script(m, dim, &c, &s, &ref, false);
+    run_script(g.m, g.dim, &c, &g.s, &ref, false);
     static const char *const names[] = {"", "serial scheduler", "reverse scheduler", "threads scheduler"};
     for (int kind = SCHED_SERIAL; kind <= SCHED_THREADS; ++kind) {
         sched sc;
@@ -516,14 +527,14 @@ static void case_hooks(int argc, char **argv) {
         c.workers = 3;
         c.hooks = &sc;
         tlog got = {0};
-        run_script(m, dim, &c, &s, &got, false);
-        log_expect_same(names[kind], &ref, &got, &s);
+        run_script(g.m, g.dim, &c, &g.s, &got, false);
+        log_expect_same(names[kind], &ref, &got, &g.s);
         // The scheduler was used: every call here is large enough (parallel_min 1).
         CHECK_MSG(atomic_load(&sc.enqueues) > 0, "%s: the hooks were never called", names[kind]);
         log_free(&got);
     }
     log_free(&ref);
-    free_inputs(&s);
+    rig_close(&g);
 }
 
 // Allocations refused while the workers run: every call either succeeds with the right pairs or
@@ -531,12 +542,10 @@ static void case_hooks(int argc, char **argv) {
 // always matches the allocator and nothing is left after destroy. First every Nth allocation in
 // turn (N = 1, 2, ... until a whole run needs fewer), then one in five at random.
 static void case_nomem(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int dim = bpt_dim_arg(argc, argv, 1);
-    inputs s = {0};
+    rig g = rig_open(argc, argv);
     // Small: every round runs them all, checked against brute force.
-    add_random(&s, "random", dim, 500, 2, 0.0, 3.0, 21);
-    add_degenerate(&s, dim, 22, 5);
+    add_random(&g.s, "random", g.dim, 500, 2, 0.0, 3.0, 21);
+    add_degenerate(&g.s, g.dim, 22, 5);
     bpt_pairs got = {0}, want = {0};
     for (int round = 0;; ++round) {
         const bool chaos = round >= 1000;
@@ -548,8 +557,8 @@ static void case_nomem(int argc, char **argv) {
         bpt_note("round %d (%s)", round, chaos ? "chaos" : "every Nth");
         const bool sorted = round % 2 == 1;
         bp_context_def def = bp_default_context_def();
-        def.dimension = dim;
-        def.method = m;
+        def.dimension = g.dim;
+        def.method = g.m;
         def.workers = 3;
         def.parallel_min = 1;
         def.sort_pairs = sorted;
@@ -563,17 +572,17 @@ static void case_nomem(int argc, char **argv) {
             CHECK_EQ(al.live_blocks, 0);
             continue;
         }
-        for (size_t i = 0; i < s.count; ++i) {
-            const input *in = &s.in[i];
+        for (size_t i = 0; i < g.s.count; ++i) {
+            const input *in = &g.s.in[i];
             for (size_t f = 0; f < in->frames; ++f) {
                 const float *v = frame_of(in, f);
                 for (int mode = 0; mode < 2; ++mode) {
                     for (int attempt = 0; attempt < 2; ++attempt) {
                         const size_t before = al.failures;
-                        st = bpt_find(ctx, dim, v, in->n, mode ? BPT_CALLBACK : BPT_BUFFER, &got);
+                        st = bpt_find(ctx, g.dim, v, in->n, mode ? BPT_CALLBACK : BPT_BUFFER, &got);
                         bpt_check_bytes(ctx, &al);
                         if (st == BP_OK) {
-                            bpt_check_result(in->name, &got, v, in->n, dim, sorted, &want);
+                            bpt_check_result(in->name, &got, v, in->n, g.dim, sorted, &want);
                             break;
                         }
                         CHECK_ST(st, BP_ERR_NOMEM);
@@ -596,35 +605,33 @@ static void case_nomem(int argc, char **argv) {
     }
     bpt_pairs_free(&got);
     bpt_pairs_free(&want);
-    free_inputs(&s);
+    rig_close(&g);
 }
 
 // A warm context with workers allocates nothing: after a few frames of a moving scene (the
 // same n, a similar pair count), further frames, in buffer and callback mode, call no
 // allocation hook.
 static void case_warm(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int dim = bpt_dim_arg(argc, argv, 1);
-    inputs s = {0};
-    const size_t n = m == BP_METHOD_BRUTE ? 1500 : Q(6000, 3000);
-    add_random(&s, "moving", dim, n, 12, 0.5, 1.5, 61);
-    const input *in = &s.in[0];
+    rig g = rig_open(argc, argv);
+    const size_t n = g.m == BP_METHOD_BRUTE ? 1500 : Q(6000, 3000);
+    add_random(&g.s, "moving", g.dim, n, 12, 0.5, 1.5, 61);
+    const input *in = &g.s.in[0];
     bpt_alloc al;
     memset(&al, 0, sizeof al);
     config c = {3, false, NULL, &al, 1, BP_GRID_LAYOUT_AUTO, 0};
-    bp_context *ctx = make_context(m, dim, &c);
+    bp_context *ctx = make_context(g.m, g.dim, &c);
     bpt_pairs got = {0};
     for (size_t f = 0; f < in->frames; ++f) {
         const size_t before = al.allocs;
         bpt_note("frame %zu", f);
-        CHECK_OK(bpt_find(ctx, dim, frame_of(in, f), n, BPT_BUFFER, &got));
-        CHECK_OK(bpt_find(ctx, dim, frame_of(in, f), n, BPT_CALLBACK, &got));
+        CHECK_OK(bpt_find(ctx, g.dim, frame_of(in, f), n, BPT_BUFFER, &got));
+        CHECK_OK(bpt_find(ctx, g.dim, frame_of(in, f), n, BPT_CALLBACK, &got));
         if (f >= 6) CHECK_MSG(al.allocs == before, "a warm frame allocated %zu times", al.allocs - before);
     }
     bp_context_destroy(ctx);
     CHECK_EQ(al.live_blocks, 0);
     bpt_pairs_free(&got);
-    free_inputs(&s);
+    rig_close(&g);
 }
 
 // Pair counts far above the box count: groups of `group` boxes that all overlap each other, the
@@ -710,23 +717,21 @@ static bool stop_fn(const bp_pair *pairs, size_t count, void *user) {
 
 // A callback that stops after k batches: the same status, pairs and statistics with workers.
 static void case_stopped(int argc, char **argv) {
-    bp_method m = bpt_method_arg(argc, argv, 0);
-    int dim = bpt_dim_arg(argc, argv, 1);
-    inputs s = {0};
-    add_degenerate(&s, dim, 31, 1);  // "identical": 79,800 pairs, 20 batches
-    const input *in = &s.in[0];
+    rig g = rig_open(argc, argv);
+    add_degenerate(&g.s, g.dim, 31, 1);  // "identical": 79,800 pairs, 20 batches
+    const input *in = &g.s.in[0];
     for (size_t stop_after = 1; stop_after <= 7; stop_after += 3) {
         tlog ref = {0};
         for (int k = -1; k < 3; ++k) {
             config c = {k < 0 ? 1 : worker_counts[k], false, NULL, NULL, 1, BP_GRID_LAYOUT_AUTO, 0};
             tlog got = {0};
             tlog *l = k < 0 ? &ref : &got;
-            bp_context *ctx = make_context(m, dim, &c);
+            bp_context *ctx = make_context(g.m, g.dim, &c);
             stopper st = {l, 0, stop_after};
             for (int rep = 0; rep < 2; ++rep) {  // a stopped call leaves the context usable
                 st.batches = 0;
-                bp_status r = dim == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(in->v), in->n, stop_fn, &st)
-                                       : bp_find_pairs3_cb(ctx, bpt_as3(in->v), in->n, stop_fn, &st);
+                bp_status r = g.dim == 2 ? bp_find_pairs2_cb(ctx, bpt_as2(in->v), in->n, stop_fn, &st)
+                                         : bp_find_pairs3_cb(ctx, bpt_as3(in->v), in->n, stop_fn, &st);
                 CHECK_ST(r, BP_ERR_STOPPED);
                 CHECK_EQ(st.batches, stop_after);
                 log_stats(l, ctx);
@@ -734,13 +739,13 @@ static void case_stopped(int argc, char **argv) {
             }
             bp_context_destroy(ctx);
             if (k >= 0) {
-                log_expect_same("stopped", &ref, &got, &s);
+                log_expect_same("stopped", &ref, &got, &g.s);
                 log_free(&got);
             }
         }
         log_free(&ref);
     }
-    free_inputs(&s);
+    rig_close(&g);
 }
 
 // Below the automatic threshold (BP_PARALLEL_MIN_AUTO boxes) a call never reaches the workers:

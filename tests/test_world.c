@@ -245,12 +245,18 @@ static bp_world *make_world(int dim, bp_world_mode mode, float cell, const bp_al
     return w;
 }
 
-static void rig_init(rig *g, int dim, bp_world_mode mode, float cell, uint64_t salt) {
+// A rig without its world yet: the model, the generator, the region side and the size class.
+static void rig_start(rig *g, int dim, uint64_t salt, double world, int size_class) {
     memset(g, 0, sizeof *g);
     g->dim = dim;
     g->m.dim = dim;
     g->r = bpt_rng_make(salt);
-    g->world = 100.0;
+    g->world = world;
+    g->size_class = size_class;
+}
+
+static void rig_init(rig *g, int dim, bp_world_mode mode, float cell, uint64_t salt, double world, int size_class) {
+    rig_start(g, dim, salt, world, size_class);
     g->w = make_world(dim, mode, cell, NULL);
 }
 
@@ -530,19 +536,39 @@ static bp_world_mode arg_mode(int argc, char **argv) {
     return BP_WORLD_MODE_AUTO;
 }
 
+// A refused batch of `count` adds: the bad entry named, no id written, still `proxies` proxies.
+static void expect_refused_adds(bp_world *w, const bp_proxy_id *ids, size_t count, size_t bad, size_t proxies) {
+    size_t bi = 0;
+    CHECK_OK(bp_world_bad_index(w, &bi));
+    CHECK_EQ(bi, bad);
+    for (size_t k = 0; k < count; ++k) CHECK(bp_proxy_is_null(ids[k]));
+    bp_world_stats st;
+    CHECK_OK(bp_world_get_stats(w, &st));
+    CHECK_EQ(st.proxies, proxies);
+}
+
+// A case's arguments: the dimension and the world's update mode.
+typedef struct world_args {
+    int dim;
+    bp_world_mode mode;
+} world_args;
+
+static world_args world_args_of(int argc, char **argv) {
+    world_args arg = {arg_dim(argc, argv), BP_WORLD_MODE_AUTO};
+    arg.mode = arg_mode(argc, argv);
+    return arg;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cases
 
 // Thousands of random operations per world; every size class and cell size.
 static void case_random(int argc, char **argv) {
-    const int dim = arg_dim(argc, argv);
-    const bp_world_mode mode = arg_mode(argc, argv);
+    const world_args arg = world_args_of(argc, argv);
     static const float cells[4] = {0.0f, 0.01f, 5.0f, 1000.0f};
     for (int trial = 0; trial < 8; ++trial) {
         rig g;
-        rig_init(&g, dim, mode, cells[trial % 4], (uint64_t)trial);
-        g.size_class = trial % 4;
-        g.world = trial >= 4 ? 30.0 : 100.0;
+        rig_init(&g, arg.dim, arg.mode, cells[trial % 4], (uint64_t)trial, trial >= 4 ? 30.0 : 100.0, trial % 4);
         for (int op = 0; op < 1000; ++op) {
             bpt_note("trial %d op %d: %zu proxies in the model", trial, op, g.m.n);
             rig_step(&g);
@@ -556,12 +582,9 @@ static void case_random(int argc, char **argv) {
 // with adds and removes now and then; then everything moves for a few frames (rebuilds), and
 // back.
 static void case_frames(int argc, char **argv) {
-    const int dim = arg_dim(argc, argv);
-    const bp_world_mode mode = arg_mode(argc, argv);
+    const world_args arg = world_args_of(argc, argv);
     rig g;
-    rig_init(&g, dim, mode, 0.0f, 11);
-    g.size_class = 1;
-    g.world = dim == 2 ? 60.0 : 20.0;
+    rig_init(&g, arg.dim, arg.mode, 0.0f, 11, arg.dim == 2 ? 60.0 : 20.0, 1);
     rig_add_batch(&g, 600, NULL);
     rig_update(&g);
     for (int f = 0; f < 120; ++f) {
@@ -574,14 +597,14 @@ static void case_frames(int argc, char **argv) {
             if (!p->alive || !(all || bpt_coin(&g.r, 0.02))) continue;
             float b[6];
             moved_box(&g, p->box, b);
-            CHECK_OK(dim == 2 ? bp_world_move2(g.w, p->id, bpt_as2(b)) : bp_world_move3(g.w, p->id, bpt_as3(b)));
+            CHECK_OK(arg.dim == 2 ? bp_world_move2(g.w, p->id, bpt_as2(b)) : bp_world_move3(g.w, p->id, bpt_as3(b)));
             memcpy(p->box, b, sizeof b);
             ++moved;
         }
         rig_update(&g);
         bp_world_stats st;
         CHECK_OK(bp_world_get_stats(g.w, &st));
-        if (mode == BP_WORLD_MODE_AUTO && moved > 0)
+        if (arg.mode == BP_WORLD_MODE_AUTO && moved > 0)
             CHECK_MSG(st.rebuilt == all, "frame %d: %zu moved, rebuilt %d", f, moved, (int)st.rebuilt);
         if (f % 7 == 0) rig_query(&g);
     }
@@ -591,41 +614,40 @@ static void case_frames(int argc, char **argv) {
 // The docs/scenes.md `static` scene (uniform's draws; object k moves when k % 100 == 0, the others
 // are static) and its check values: pairs at frame 0 and pairs / begins / ends at frame 10.
 static void case_static_scene(int argc, char **argv) {
-    const int dim = arg_dim(argc, argv);
-    const bp_world_mode mode = arg_mode(argc, argv);
+    const world_args arg = world_args_of(argc, argv);
     const size_t n = 10000;
     const double pi = 3.14159265358979323846;
-    const double W = dim == 2 ? sqrt((double)n * pi / 0.05) : cbrt((double)n * (4.0 / 3.0) * pi / 0.05);
+    const double W = arg.dim == 2 ? sqrt((double)n * pi / 0.05) : cbrt((double)n * (4.0 / 3.0) * pi / 0.05);
     uint64_t s = 1;
     bpt_rng r = {s};
     double *p = bpt_xrealloc(NULL, n * 3 * sizeof(double)), *v = bpt_xrealloc(NULL, n * 3 * sizeof(double));
     for (size_t i = 0; i < n; ++i) {
-        for (int a = 0; a < dim; ++a) p[3 * i + (size_t)a] = bpt_uniform(&r, 1, W - 1);
-        for (int a = 0; a < dim; ++a) v[3 * i + (size_t)a] = bpt_uniform(&r, -0.5, 0.5);
+        for (int a = 0; a < arg.dim; ++a) p[3 * i + (size_t)a] = bpt_uniform(&r, 1, W - 1);
+        for (int a = 0; a < arg.dim; ++a) v[3 * i + (size_t)a] = bpt_uniform(&r, -0.5, 0.5);
     }
-    bp_world *w = make_world(dim, mode, 0.0f, NULL);
+    bp_world *w = make_world(arg.dim, arg.mode, 0.0f, NULL);
     bp_proxy_id *ids = bpt_xrealloc(NULL, n * sizeof *ids);
     float box[6];
     for (size_t i = 0; i < n; ++i) {
-        for (int a = 0; a < dim; ++a) {
+        for (int a = 0; a < arg.dim; ++a) {
             box[a] = (float)(p[3 * i + (size_t)a] - 1.0);
-            box[dim + a] = (float)(p[3 * i + (size_t)a] + 1.0);
+            box[arg.dim + a] = (float)(p[3 * i + (size_t)a] + 1.0);
         }
         bp_proxy_def d = bp_default_proxy_def();
         d.kind = i % 100 == 0 ? BP_PROXY_MOVING : BP_PROXY_STATIC;
         d.user = i;
-        CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(box), &d, &ids[i]) : bp_world_add3(w, bpt_as3(box), &d, &ids[i]));
+        CHECK_OK(arg.dim == 2 ? bp_world_add2(w, bpt_as2(box), &d, &ids[i]) : bp_world_add3(w, bpt_as3(box), &d, &ids[i]));
     }
     bp_world_events ev;
     CHECK_OK(bp_world_update(w, &ev));
     bp_world_stats st;
     CHECK_OK(bp_world_get_stats(w, &st));
-    const size_t want0 = dim == 2 ? 38 : 80;
+    const size_t want0 = arg.dim == 2 ? 38 : 80;
     CHECK_EQ(st.pairs, want0);
     CHECK_EQ(ev.begins.count, want0);
     for (int f = 1; f <= 10; ++f) {
         for (size_t i = 0; i < n; i += 100) {
-            for (int a = 0; a < dim; ++a) {
+            for (int a = 0; a < arg.dim; ++a) {
                 double *pa = &p[3 * i + (size_t)a], *va = &v[3 * i + (size_t)a];
                 *pa += *va;
                 if (*pa - 1.0 < 0.0) {
@@ -637,15 +659,15 @@ static void case_static_scene(int argc, char **argv) {
                     *va = -*va;
                 }
                 box[a] = (float)(*pa - 1.0);
-                box[dim + a] = (float)(*pa + 1.0);
+                box[arg.dim + a] = (float)(*pa + 1.0);
             }
-            CHECK_OK(dim == 2 ? bp_world_move2(w, ids[i], bpt_as2(box)) : bp_world_move3(w, ids[i], bpt_as3(box)));
+            CHECK_OK(arg.dim == 2 ? bp_world_move2(w, ids[i], bpt_as2(box)) : bp_world_move3(w, ids[i], bpt_as3(box)));
         }
         CHECK_OK(bp_world_update(w, &ev));
         CHECK_OK(bp_world_validate(w));
     }
     CHECK_OK(bp_world_get_stats(w, &st));
-    const size_t want[3] = {dim == 2 ? 24u : 74u, dim == 2 ? 3u : 12u, dim == 2 ? 2u : 7u};
+    const size_t want[3] = {arg.dim == 2 ? 24u : 74u, arg.dim == 2 ? 3u : 12u, arg.dim == 2 ? 2u : 7u};
     CHECK_EQ(st.pairs, want[0]);
     CHECK_EQ(ev.begins.count, want[1]);
     CHECK_EQ(ev.ends.count, want[2]);
@@ -665,15 +687,12 @@ static void case_static_scene(int argc, char **argv) {
 // ends where it started (looked at: it changed in between), and one moved to its own box and then
 // away ends away.
 static void case_same_box(int argc, char **argv) {
-    const int dim = arg_dim(argc, argv);
-    const bp_world_mode mode = arg_mode(argc, argv);
+    const world_args arg = world_args_of(argc, argv);
     rig g;
-    rig_init(&g, dim, mode, 0.0f, 77);
-    g.size_class = 1;
-    g.world = 30.0;
+    rig_init(&g, arg.dim, arg.mode, 0.0f, 77, 30.0, 1);
     rig_add_batch(&g, 3000, NULL);
     rig_update(&g);
-    const size_t w = (size_t)(2 * dim);
+    const size_t w = (size_t)(2 * arg.dim);
     bp_proxy_id *ids = bpt_xrealloc(NULL, (g.m.n + 4) * sizeof *ids);
     float *boxes = bpt_xrealloc(NULL, (g.m.n + 4) * w * sizeof(float));
     size_t n = 0;
@@ -684,12 +703,12 @@ static void case_same_box(int argc, char **argv) {
         ++n;
     }
     CHECK(n > 100);
-    CHECK_OK(dim == 2 ? bp_world_move_batch2(g.w, ids, bpt_as2(boxes), n) : bp_world_move_batch3(g.w, ids, bpt_as3(boxes), n));
+    CHECK_OK(arg.dim == 2 ? bp_world_move_batch2(g.w, ids, bpt_as2(boxes), n) : bp_world_move_batch3(g.w, ids, bpt_as3(boxes), n));
     rig_update(&g);
     bp_world_stats st;
     CHECK_OK(bp_world_get_stats(g.w, &st));
     // (REBUILD rebuilds at every update, whatever moved.)
-    CHECK_MSG(mode == BP_WORLD_MODE_REBUILD || (st.changed == 0 && !st.rebuilt),
+    CHECK_MSG(arg.mode == BP_WORLD_MODE_REBUILD || (st.changed == 0 && !st.rebuilt),
               "moves to the same boxes: %zu proxies looked at, rebuilt %d", st.changed, (int)st.rebuilt);
     CHECK(st.begins == 0 && st.ends == 0 && st.pairs > 0);
     // Away and back; own box then away.
@@ -703,11 +722,11 @@ static void case_same_box(int argc, char **argv) {
     memcpy(boxes + w, p->box, w * sizeof(float));
     memcpy(boxes + 2 * w, q->box, w * sizeof(float));
     memcpy(boxes + 3 * w, y, w * sizeof(float));
-    CHECK_OK(dim == 2 ? bp_world_move_batch2(g.w, bid, bpt_as2(boxes), 4) : bp_world_move_batch3(g.w, bid, bpt_as3(boxes), 4));
+    CHECK_OK(arg.dim == 2 ? bp_world_move_batch2(g.w, bid, bpt_as2(boxes), 4) : bp_world_move_batch3(g.w, bid, bpt_as3(boxes), 4));
     memcpy(q->box, y, w * sizeof(float));
     rig_update(&g);  // the pairs and events against the model's
     CHECK_OK(bp_world_get_stats(g.w, &st));
-    CHECK_MSG(mode == BP_WORLD_MODE_REBUILD || st.changed == 2, "%zu proxies looked at", st.changed);
+    CHECK_MSG(arg.mode == BP_WORLD_MODE_REBUILD || st.changed == 2, "%zu proxies looked at", st.changed);
     rig_validate(&g);
     free(ids);
     free(boxes);
@@ -735,14 +754,11 @@ static bp_proxy_kind last_six_moving(size_t k, size_t n) { return k + 6 >= n ? B
 // filters changed both ways), teleports and long steps out of the fat boxes, and every size
 // class (huge boxes make lists too long to keep).
 static void case_near(int argc, char **argv) {
-    const int dim = arg_dim(argc, argv);
-    const bp_world_mode mode = arg_mode(argc, argv);
+    const world_args arg = world_args_of(argc, argv);
     static const float cells[4] = {0.0f, 0.0f, 5.0f, 0.0f};
     for (int trial = 0; trial < 4; ++trial) {
         rig g;
-        rig_init(&g, dim, mode, cells[trial], 200 + (uint64_t)trial);
-        g.size_class = trial == 0 ? 1 : trial;
-        g.world = dim == 2 ? 60.0 : 25.0;
+        rig_init(&g, arg.dim, arg.mode, cells[trial], 200 + (uint64_t)trial, arg.dim == 2 ? 60.0 : 25.0, trial == 0 ? 1 : trial);
         rig_add_batch(&g, 800, every_tenth_moving);
         rig_update(&g);
         size_t hits = 0;
@@ -759,11 +775,11 @@ static void case_near(int argc, char **argv) {
                 }
                 float b[6];
                 if (bpt_coin(&g.r, 0.9)) {  // a small step: the list holds
-                    for (int a = 0; a < dim; ++a) {
+                    for (int a = 0; a < arg.dim; ++a) {
                         const double m = bpt_uniform(&g.r, -0.25, 0.25);
                         b[a] = (float)((double)p->box[a] + m);
-                        b[dim + a] = (float)((double)p->box[dim + a] + m);
-                        if (b[a] > b[dim + a]) b[a] = b[dim + a];
+                        b[arg.dim + a] = (float)((double)p->box[arg.dim + a] + m);
+                        if (b[a] > b[arg.dim + a]) b[a] = b[arg.dim + a];
                     }
                 } else {
                     moved_box(&g, p->box, b);
@@ -786,7 +802,7 @@ static void case_near(int argc, char **argv) {
             hits += st.near_hits;
         }
         // The lists were used (in every mode that patches), and every event came out right.
-        if (mode != BP_WORLD_MODE_REBUILD && trial != 3) CHECK_MSG(hits > 0, "trial %d: no near list used", trial);
+        if (arg.mode != BP_WORLD_MODE_REBUILD && trial != 3) CHECK_MSG(hits > 0, "trial %d: no near list used", trial);
         rig_free(&g);
     }
 }
@@ -797,9 +813,7 @@ static void case_near(int argc, char **argv) {
 // catch-up placed the removed proxy's dirty bit, past the live proxies.
 static void case_lag(int argc, char **argv) {
     rig g;
-    rig_init(&g, arg_dim(argc, argv), arg_mode(argc, argv), 0.0f, 300);
-    g.size_class = 1;
-    g.world = 20.0;
+    rig_init(&g, arg_dim(argc, argv), arg_mode(argc, argv), 0.0f, 300, 20.0, 1);
     rig_add_batch(&g, 60, last_six_moving);  // the movers last in the dense arrays
     rig_update(&g);
     for (int round = 0; round < 6; ++round) {
@@ -887,12 +901,7 @@ static void case_errors(int argc, char **argv) {
     bp_proxy_id ids[5];
     boxes[3].max[0] = -1.0f;
     CHECK_ST(bp_world_add_batch2(w, boxes, NULL, 5, ids), BP_ERR_INVERTED_BOX);
-    CHECK_OK(bp_world_bad_index(w, &bi));
-    CHECK_EQ(bi, 3);
-    for (int k = 0; k < 5; ++k) CHECK(bp_proxy_is_null(ids[k]));
-    bp_world_stats st;
-    CHECK_OK(bp_world_get_stats(w, &st));
-    CHECK_EQ(st.proxies, 1);
+    expect_refused_adds(w, ids, 5, 3, 1);
     CHECK_ST(bp_world_add_batch2(w, boxes, NULL, (size_t)BP_MAX_BOXES + 1, ids), BP_ERR_TOO_MANY);
     CHECK_OK(bp_world_add_batch2(w, boxes, NULL, 0, ids));  // nothing: fine
     CHECK_OK(bp_world_bad_index(w, &bi));
@@ -949,6 +958,7 @@ static void case_errors(int argc, char **argv) {
     CHECK_EQ(bi, 2);
     rm[2] = ids[4];
     CHECK_ST(bp_world_remove_batch(w, rm, 3), BP_ERR_STALE);
+    bp_world_stats st;
     CHECK_OK(bp_world_get_stats(w, &st));
     CHECK_EQ(st.proxies, 5);
     CHECK_OK(bp_world_get_proxy(w, ids[0], &info));
@@ -1109,15 +1119,9 @@ static void case_defs(int argc, char **argv) {
                  BP_ERR_DEF_NOT_INITIALISED);
         const bp_proxy_def defs[3] = {good, good, zeroed};
         bp_proxy_id ids[3];
-        size_t bi = 0;
         CHECK_ST(dim == 2 ? bp_world_add_batch2(w, bpt_as2(boxes), defs, 3, ids) : bp_world_add_batch3(w, bpt_as3(boxes), defs, 3, ids),
                  BP_ERR_DEF_NOT_INITIALISED);
-        CHECK_OK(bp_world_bad_index(w, &bi));
-        CHECK_EQ(bi, 2);
-        for (int k = 0; k < 3; ++k) CHECK(bp_proxy_is_null(ids[k]));
-        bp_world_stats st;
-        CHECK_OK(bp_world_get_stats(w, &st));
-        CHECK_EQ(st.proxies, 0);
+        expect_refused_adds(w, ids, 3, 2, 0);
         // The defaults, given or not (NULL), are accepted, and are what the header says.
         CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(box), &good, &id) : bp_world_add3(w, bpt_as3(box), &good, &id));
         CHECK_OK(dim == 2 ? bp_world_add2(w, bpt_as2(box), NULL, &id) : bp_world_add3(w, bpt_as3(box), NULL, &id));
@@ -1125,6 +1129,7 @@ static void case_defs(int argc, char **argv) {
         CHECK_OK(bp_world_get_proxy(w, id, &info));
         CHECK(info.kind == BP_PROXY_MOVING && info.category == 1 && info.mask == UINT64_MAX && info.user == 0);
         CHECK_OK(bp_world_update(w, NULL));
+        bp_world_stats st;
         CHECK_OK(bp_world_get_stats(w, &st));
         CHECK(st.proxies == 2 && st.pairs == 1);
         bp_world_destroy(w);
@@ -1199,20 +1204,14 @@ static void case_order(int argc, char **argv) {
 // update's events would show anything half done), or BP_OK with the right answer when the call
 // could do without (a fold of the pair log put off); nothing leaked.
 static void case_nomem(int argc, char **argv) {
-    const int dim = arg_dim(argc, argv);
-    const bp_world_mode mode = arg_mode(argc, argv);
+    const world_args arg = world_args_of(argc, argv);
     bpt_alloc al;
     memset(&al, 0, sizeof al);
     rig g;
-    memset(&g, 0, sizeof g);
-    g.dim = dim;
-    g.m.dim = dim;
-    g.r = bpt_rng_make(77);
-    g.world = 30.0;
-    g.size_class = 2;
+    rig_start(&g, arg.dim, 77, 30.0, 2);
     bp_world_def def = bp_default_world_def();
-    def.dimension = dim;
-    def.mode = mode;
+    def.dimension = arg.dim;
+    def.mode = arg.mode;
     def.allocator = bpt_allocator(&al);
     for (size_t fail = 1;; ++fail) {
         al.fail_at = al.allocs + fail;
