@@ -55,10 +55,9 @@ bp_context_def bp_default_context_def(void) {
 
 bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
     if (out) *out = NULL;
-    if (!def || !out) return BP_ERR_NULL;
-    if (!bp_def_made(def->internal_value)) return BP_ERR_DEF_NOT_INITIALISED;
+    bp_status st = bp_def_check(def && out, def ? def->internal_value : 0, def ? def->dimension : 0);
+    if (st != BP_OK) return st;
     bp_context_def d = *def;
-    if (d.dimension != 2 && d.dimension != 3) return BP_ERR_INVALID_ARG;
     if ((int)d.method < 0 || d.method >= BP_METHOD_COUNT) return BP_ERR_INVALID_ARG;
     if (d.sweep.axis < -1 || d.sweep.axis >= d.dimension) return BP_ERR_INVALID_ARG;
     if (!(d.grid.cell_size >= 0.0f) || !isfinite(d.grid.cell_size)) return BP_ERR_INVALID_ARG;
@@ -98,7 +97,7 @@ bp_status bp_context_create(const bp_context_def *def, bp_context **out) {
     ctx->core.par.par_min = d.parallel_min ? d.parallel_min : BP_PARALLEL_MIN_AUTO;
     ctx->core.par.par_grain = d.parallel_min;
     if (d.workers > 1) {
-        bp_status st = bp_pool_create(&al, (uint32_t)d.workers, d.enqueue_task, d.finish_task, d.task_user, &ctx->core.par.pool);
+        st = bp_pool_create(&al, (uint32_t)d.workers, d.enqueue_task, d.finish_task, d.task_user, &ctx->core.par.pool);
         if (st != BP_OK) {
             al.free(ctx, sizeof *ctx, al.user);
             return st;

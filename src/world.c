@@ -85,10 +85,9 @@ static void world_release_all(bp_world *w) {
 
 bp_status bp_world_create(const bp_world_def *def, bp_world **out) {
     if (out) *out = NULL;
-    if (!def || !out) return BP_ERR_NULL;
-    if (!bp_def_made(def->internal_value)) return BP_ERR_DEF_NOT_INITIALISED;
+    bp_status st = bp_def_check(def && out, def ? def->internal_value : 0, def ? def->dimension : 0);
+    if (st != BP_OK) return st;
     bp_world_def d = *def;
-    if (d.dimension != 2 && d.dimension != 3) return BP_ERR_INVALID_ARG;
     if (d.mode != BP_WORLD_MODE_AUTO && d.mode != BP_WORLD_MODE_INCREMENTAL && d.mode != BP_WORLD_MODE_REBUILD)
         return BP_ERR_INVALID_ARG;
     if ((int)d.method < 0 || d.method >= BP_METHOD_COUNT) return BP_ERR_INVALID_ARG;
@@ -111,7 +110,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out) {
     cd.finish_task = d.finish_task;
     cd.task_user = d.task_user;
     bp_context *all = NULL, *small = NULL;
-    bp_status st = bp_context_create(&cd, &all);
+    st = bp_context_create(&cd, &all);
     if (st != BP_OK) return st;
     // The changed proxies are few and spread over the whole world (the grid would size its cells
     // for the world): AUTO takes sort-and-sweep for them. One worker: their calls are small.
