@@ -153,12 +153,10 @@ typedef struct qt_par {
     size_t *at, *jm;       // merge: output offset, first moved box (tasks + 1)
 } qt_par;
 
-static void qt_par_keys_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void qt_par_keys_task(void *user, uint32_t t, size_t b, size_t e) {
+    (void)t;
     const qt_par *j = user;
     bp_quadtree *q = j->q;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     const size_t stride = (size_t)(2 * j->f->dim);
     for (size_t k = b; k < e; ++k) {
         q->ids[k] = (uint32_t)k;
@@ -166,12 +164,10 @@ static void qt_par_keys_task(void *user, uint32_t t, uint32_t worker) {
     }
 }
 
-static void qt_par_split_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void qt_par_split_task(void *user, uint32_t t, size_t b, size_t e) {
     const qt_par *j = user;
     const bp_quadtree *q = j->q;
-    size_t b, e, m = 0;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
+    size_t m = 0;
     const size_t stride = (size_t)(2 * j->f->dim);
     for (size_t k = b; k < e; ++k) {
         const uint32_t i = q->ids[k];
@@ -186,12 +182,9 @@ static void qt_par_split_task(void *user, uint32_t t, uint32_t worker) {
     j->kept[t] = (e - b) - m;
 }
 
-static void qt_par_place_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void qt_par_place_task(void *user, uint32_t t, size_t b, size_t e) {
     const qt_par *j = user;
     bp_quadtree *q = j->q;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     size_t w = j->kept[t], m = j->moved[t];
     for (size_t k = b; k < e; ++k) {
         const uint32_t id = j->nid[k];
@@ -231,7 +224,7 @@ static bp_status qt_sort_par(bp_quadtree *q, const bp_frame *f, uint32_t tasks, 
     const size_t n = f->n;
     qt_par j = {.q = q, .f = f, .n = n, .tasks = tasks};
     if (!(q->ordered && q->n == n)) {
-        bp_status st = bp_par_run(ctx, tasks, qt_par_keys_task, &j);
+        bp_status st = bp_par_split(ctx, tasks, j.n, qt_par_keys_task, &j);
         if (st == BP_OK) st = bp_par_radix64(ctx, q->keys, q->ids, q->tmp_keys, q->tmp_ids, n, bits);
         q->full_sorts++;
         return st;
@@ -247,7 +240,7 @@ static bp_status qt_sort_par(bp_quadtree *q, const bp_frame *f, uint32_t tasks, 
     j.moved = sc + tasks;
     j.at = sc + 2 * (size_t)tasks;
     j.jm = j.at + tasks;
-    st = bp_par_run(ctx, tasks, qt_par_split_task, &j);
+    st = bp_par_split(ctx, tasks, j.n, qt_par_split_task, &j);
     if (st != BP_OK) return st;
     for (uint32_t t = 0; t < tasks; ++t) {
         const size_t k = j.kept[t], m = j.moved[t];
@@ -259,7 +252,7 @@ static bp_status qt_sort_par(bp_quadtree *q, const bp_frame *f, uint32_t tasks, 
     q->moved = j.m;
     q->coherent = (double)j.m <= QT_MOVED_MAX * (double)n;
     if (j.m == 0) return BP_OK;  // every key as it was: the order stands
-    st = bp_par_run(ctx, tasks, qt_par_place_task, &j);
+    st = bp_par_split(ctx, tasks, j.n, qt_par_place_task, &j);
     if (st != BP_OK) return st;
     const size_t w = j.w, m = j.m;
     if (!q->coherent) {
@@ -299,23 +292,18 @@ typedef struct qt_layout_job {
 
 static void qt_gather(bp_quadtree *q, const bp_frame *f, size_t b, size_t e);
 
-static void qt_layout_gather_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void qt_layout_gather_task(void *user, uint32_t t, size_t b, size_t e) {
     const qt_layout_job *j = user;
-    size_t b, e;
-    bp_par_range(j->n, j->tasks, t, &b, &e);
     qt_gather(j->q, j->f, b, e);
     size_t r = 0;
     for (size_t k = b; k < e; ++k) r += k == 0 || j->q->keys[k] != j->q->keys[k - 1];
     j->runs[t] = r;
 }
 
-static void qt_layout_runs_task(void *user, uint32_t t, uint32_t worker) {
-    (void)worker;
+static void qt_layout_runs_task(void *user, uint32_t t, size_t b, size_t e) {
     const qt_layout_job *j = user;
     bp_quadtree *q = j->q;
-    size_t b, e, r = j->runs[t];
-    bp_par_range(j->n, j->tasks, t, &b, &e);
+    size_t r = j->runs[t];
     for (size_t k = b; k < e; ++k) {
         if (k == 0 || q->keys[k] != q->keys[k - 1]) {
             q->run_key[r] = q->keys[k];
@@ -438,7 +426,7 @@ bp_status bp_qt_layout(bp_quadtree *q, const bp_frame *f) {
         // With workers: runs counted per task, then written from each task's first index.
         bp_status st = BP_OK;
         j.runs = bp_par_scratch(ctx, j.tasks * sizeof *j.runs, &st);
-        if (st == BP_OK) st = bp_par_run(ctx, j.tasks, qt_layout_gather_task, &j);
+        if (st == BP_OK) st = bp_par_split(ctx, j.tasks, j.n, qt_layout_gather_task, &j);
         if (st != BP_OK) return st;
         size_t r = 0;
         for (uint32_t t = 0; t < j.tasks; ++t) {
@@ -446,7 +434,7 @@ bp_status bp_qt_layout(bp_quadtree *q, const bp_frame *f) {
             j.runs[t] = r;
             r += c;
         }
-        st = bp_par_run(ctx, j.tasks, qt_layout_runs_task, &j);
+        st = bp_par_split(ctx, j.tasks, j.n, qt_layout_runs_task, &j);
         if (st != BP_OK) return st;
         q->run_start[r] = (uint32_t)n;
         q->nruns = r;
