@@ -130,7 +130,6 @@ bp_status bp_sink_open(bp_sink *s, bp_context *ctx, bp_pair_store *store, const 
     s->ctx = ctx;
     s->store = store;
     s->split = spec->split;
-    s->sorted = spec->sorted;
     // Set in both modes: sorted output to a callback is collected in buffer mode and then
     // delivered in batches.
     s->fn = spec->fn;

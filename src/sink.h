@@ -42,7 +42,6 @@ struct bp_sink {
     bp_pair_store *store;
     bp_pair_fn *fn;
     void *user;
-    bool sorted;
     uint64_t delivered;  // pairs handed to the callback, or streamed to `lines`
     // Streamed buffer mode: `buf` is the staging chunk, and whole 64-byte lines of 8 pairs go to
     // `lines` (the pair buffer) at `delivered`, written with non-temporal stores. NULL otherwise.
@@ -179,12 +178,10 @@ static inline bool bp_sink_streams(const bp_sink *s) { return s->lines != NULL &
 /// Streamed mode: makes room for one more line of 8 pairs at lines + delivered.
 bp_status bp_sink_grow_lines(bp_sink *s);
 
-/// Streamed mode with no pair waiting in the chunk: the next whole line (8 pairs) of the pair
-/// buffer, for the caller to fill with non-temporal stores and then bp_sink_line_done. NULL when
-/// the sink does not stream or pairs wait (they come first: the order must not depend on the
-/// mode), or with *st set when the buffer cannot grow.
-static inline bp_pair *bp_sink_line(bp_sink *s, bp_status *st) {
-    if (!s->lines || s->count != 0) return NULL;
+/// Streamed mode, for a kernel that keeps its own waiting pairs (the chunk empty): the next
+/// whole line (8 pairs) of the pair buffer, for the caller to fill with non-temporal stores and
+/// then bp_sink_line_done; NULL with *st set when the buffer cannot grow.
+static inline bp_pair *bp_sink_next_line(bp_sink *s, bp_status *st) {
     if (BP_UNLIKELY(s->delivered + 8 > s->lines_cap)) {
         *st = bp_sink_grow_lines(s);
         if (*st != BP_OK) return NULL;
@@ -192,13 +189,10 @@ static inline bp_pair *bp_sink_line(bp_sink *s, bp_status *st) {
     return s->lines + s->delivered;
 }
 
-/// The same for a kernel that keeps its own waiting pairs (the chunk empty): the next line.
-static inline bp_pair *bp_sink_next_line(bp_sink *s, bp_status *st) {
-    if (BP_UNLIKELY(s->delivered + 8 > s->lines_cap)) {
-        *st = bp_sink_grow_lines(s);
-        if (*st != BP_OK) return NULL;
-    }
-    return s->lines + s->delivered;
+/// The same for a kernel whose waiting pairs stay in the chunk: NULL when the sink does not
+/// stream or pairs wait (they come first: the order must not depend on the mode).
+static inline bp_pair *bp_sink_line(bp_sink *s, bp_status *st) {
+    return s->lines && s->count == 0 ? bp_sink_next_line(s, st) : NULL;
 }
 
 static inline void bp_sink_line_done(bp_sink *s) { s->delivered += 8; }
